@@ -1,0 +1,57 @@
+"""Authentication as a per-responder hook, never middleware (DESIGN.md 2, rule 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import falcon
+
+from appliance.services.auth import Principal
+
+
+def _address(req: falcon.Request) -> str:
+    return req.remote_addr or "unknown"
+
+
+def require(permission: str) -> Callable[[Callable], Callable]:
+    """Responder decorator: a user principal holding `permission`."""
+
+    def check(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
+        principal = req.context.services.auth.authenticate_user(req.auth, _address(req))
+        principal.require(permission)
+        req.context.principal = principal
+
+    def decorate(responder: Callable) -> Callable:
+        wrapped = falcon.before(check)(responder)
+        wrapped.auth = ("bearer", permission)
+        return wrapped
+
+    return decorate
+
+
+def require_runtime(responder: Callable) -> Callable:
+    """Responder decorator: runtime Basic credentials."""
+
+    def check(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
+        req.context.principal = req.context.services.auth.authenticate_runtime(
+            req.auth, _address(req)
+        )
+
+    wrapped = falcon.before(check)(responder)
+    wrapped.auth = ("basic", None)
+    return wrapped
+
+
+def public(responder: Callable) -> Callable:
+    """Mark a responder that needs no credentials (health, login, signed blobs)."""
+    responder.auth = ("none", None)
+    return responder
+
+
+def principal(req: falcon.Request) -> Principal:
+    """The caller the hook authenticated."""
+    found = req.context.principal
+    if found is None:
+        raise RuntimeError("responder has no authentication hook")
+    return found

@@ -1,0 +1,30 @@
+"""Peewee models, one module per group."""
+
+from appliance.models.credentials import ApiKey, RuntimeCredential, SessionToken
+from appliance.models.db import database
+from appliance.models.environments import Environment, EnvironmentUser
+from appliance.models.events import Event
+from appliance.models.organizations import (
+    Invitation,
+    MemberRole,
+    Membership,
+    Organization,
+    Role,
+    User,
+)
+
+__all__ = [
+    "ApiKey",
+    "Environment",
+    "EnvironmentUser",
+    "Event",
+    "Invitation",
+    "MemberRole",
+    "Membership",
+    "Organization",
+    "Role",
+    "RuntimeCredential",
+    "SessionToken",
+    "User",
+    "database",
+]

@@ -1,0 +1,87 @@
+"""The database handle, its pragmas, and the write-transaction discipline."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from playhouse.apsw_ext import APSWDatabase, Model, TextField
+
+# Deferred: create_app() points it at the data directory (DESIGN.md 2).
+database = APSWDatabase(None)
+
+_PRAGMAS = (
+    ("journal_mode", "wal"),
+    ("synchronous", "full"),
+    ("foreign_keys", 1),
+    ("busy_timeout", 10000),
+)
+
+# SQLite's busy waiting is unfair to writers; one process-wide lock keeps
+# write latency flat under contention (DESIGN.md 1).
+_write_lock = threading.RLock()
+
+
+def open_database(path: Path) -> APSWDatabase:
+    """Point the shared handle at `path` with the house pragmas."""
+    if not database.is_closed():
+        database.close()
+    database.init(str(path), pragmas=_PRAGMAS, timeout=10)
+    return database
+
+
+@contextmanager
+def write_transaction() -> Iterator[None]:
+    """A read-then-write transaction: BEGIN IMMEDIATE under the process write lock."""
+    with _write_lock:
+        if database.in_transaction():
+            with database.atomic():
+                yield
+        else:
+            with database.atomic("IMMEDIATE"):
+                yield
+
+
+def to_iso(value: datetime | None) -> str | None:
+    """ISO 8601 UTC with milliseconds and `Z` (DESIGN.md 3)."""
+    if value is None:
+        return None
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+class TimestampField(TextField):
+    """UTC timestamps stored as sortable ISO text with microseconds."""
+
+    def db_value(self, value: datetime | None) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return value
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def python_value(self, value: str | None) -> datetime | None:
+        if value is None:
+            return None
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+class JSONField(TextField):
+    """Any JSON value, stored as compact text."""
+
+    def db_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    def python_value(self, value: str | None) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+        legacy_table_names = False

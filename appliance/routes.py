@@ -1,0 +1,67 @@
+"""THE route table: one block per specification section."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import falcon
+
+from appliance.http.health import Healthz, Readyz
+from appliance.http.openapi import OpenApiDocument
+from appliance.resources import api_keys, organization, users
+from appliance.services.container import Services
+
+Factory = Callable[[Services], Any]
+
+ROUTES: list[tuple[str, Factory]] = [
+    # Operations
+    ("/healthz", Healthz),
+    ("/readyz", Readyz),
+    ("/api/v1/openapi.json", OpenApiDocument),
+    # 4.1 API keys
+    ("/api/v1/auth/key", api_keys.ApiKeyCreate),
+    ("/api/v1/auth/keys", api_keys.ApiKeyList),
+    ("/api/v1/auth/key/activate", partial(api_keys.ApiKeyState, active=True)),
+    ("/api/v1/auth/key/deactivate", partial(api_keys.ApiKeyState, active=False)),
+    ("/api/v1/auth/login", users.Login),  # extension
+    # 4.4 Organization
+    ("/api/v1/organization/roles", organization.Roles),
+    ("/api/v1/organization", organization.OrganizationRecord),
+    ("/api/v1/organization/members", organization.Members),
+    ("/api/v1/organization/members/{member_id}", organization.Member),
+    ("/internal-api/v1/organization/{organization_id}/trial", organization.Trial),
+    ("/api/v1/invitations/{invitation_id}/accept", users.InvitationAccept),  # extension
+    # 4.5 Users
+    ("/api/v1/user/{user_id}", users.UserRecord),
+    ("/api/v1/user/{user_id}/roles", users.UserRoles),
+]
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def operations(resource: Any) -> dict[str, Callable]:
+    """Method -> responder of one resource (only the ones it defines)."""
+    found = {}
+    for method in HTTP_METHODS:
+        responder = getattr(resource, f"on_{method.lower()}", None)
+        if responder is not None:
+            found[method] = responder
+    return found
+
+
+def build(services: Services) -> list[tuple[str, Any]]:
+    """Instantiate every resource once."""
+    built = [(path, factory(services)) for path, factory in ROUTES]
+    for _, resource in built:
+        if isinstance(resource, OpenApiDocument):
+            resource.routes = built
+    return built
+
+
+def add_routes(app: falcon.App, services: Services) -> list[tuple[str, Any]]:
+    built = build(services)
+    for path, resource in built:
+        app.add_route(path, resource)
+    return built

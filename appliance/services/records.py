@@ -1,0 +1,90 @@
+"""One function per record type: models to the JSON records of spec 2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appliance.models import ApiKey, Environment, Organization, Role, User
+from appliance.models.db import to_iso
+
+
+def user_id(user_pk: int) -> str:
+    """The public id of a user: `local|<n>`."""
+    return f"local|{user_pk}"
+
+
+def organization(org: Organization) -> dict[str, Any]:
+    return {
+        "id": org.id,
+        "name": org.name,
+        "display_name": org.display_name,
+        "branding": {"logo_url": None, **(org.branding or {})},
+        "metadata": {"org_status": "active", **(org.metadata or {})},
+        "is_trial": org.is_trial,
+        "created_at": to_iso(org.created_at),
+        "trial_started": to_iso(org.trial_started),
+    }
+
+
+def role(r: Role) -> dict[str, Any]:
+    return {"id": r.id, "name": r.name, "description": r.description}
+
+
+def user_summary(u: User | None) -> dict[str, Any] | None:
+    """`{id, name, nickname, picture}` as embedded in other records."""
+    if u is None:
+        return None
+    return {"id": user_id(u.id), "name": u.name, "nickname": u.nickname, "picture": u.picture}
+
+
+def user(u: User, roles: list[Role]) -> dict[str, Any]:
+    return {
+        "id": user_id(u.id),
+        "name": u.name,
+        "email": u.email,
+        "picture": u.picture,
+        "roles": [role(r) for r in roles],
+        "first_name": u.first_name,
+        "last_name": u.last_name,
+        "nickname": u.nickname,
+        "created_at": to_iso(u.created_at),
+    }
+
+
+def member(u: User, roles: list[Role], environments: list[Environment]) -> dict[str, Any]:
+    return {**user(u, roles), "assigned_environments": [environment(e) for e in environments]}
+
+
+def environment(
+    env: Environment,
+    users: list[dict[str, Any]] | None = None,
+    cloud_account: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The environment record; `users` is omitted where the record is embedded without."""
+    record: dict[str, Any] = {
+        "id": env.id,
+        "slug": env.slug,
+        "name": env.name,
+        "color": env.color,
+        "allow_pre_release": env.allow_pre_release,
+        "is_default": env.is_default,
+        "is_active": env.is_active,
+        "is_deleted": env.is_deleted,
+        "created": to_iso(env.created_at),
+        "cloud_account": cloud_account,
+    }
+    if users is not None:
+        record["users"] = users
+    return record
+
+
+def api_key(key: ApiKey, creator: User) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "name": key.name,
+        "created_at": to_iso(key.created_at),
+        "expiration_time": to_iso(key.expiration_time),
+        "updated_at": to_iso(key.updated_at),
+        "created_by": user_summary(creator),
+        "is_disabled": key.is_disabled,
+    }

@@ -1,0 +1,141 @@
+"""The route table against the specification's endpoint list (DESIGN.md 2, rule 4).
+
+PENDING lists the specification endpoints of later issues; it only shrinks.
+EXTENSIONS lists routes the specification does not name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from appliance.routes import ROUTES, operations
+from tests.conftest import SHARED
+
+ENDPOINT = re.compile(r"^- (GET|POST|PUT|PATCH|DELETE) (/[^ ]+?)\.?\s")
+PARAM = re.compile(r"\{[^}]+\}")
+
+PENDING = {
+    # 4.2 Packages (issue 3; install/uninstall issue 5)
+    "GET /api/v1/package",
+    "POST /api/v1/package",
+    "GET /api/v1/package/versions",
+    "POST /api/v1/package/search",
+    "GET /api/v1/package/status",
+    "GET /api/v1/package/validation/customizable",
+    "POST /api/v1/package/enable",
+    "POST /api/v1/package/disable",
+    "POST /api/v1/package/install",
+    "POST /api/v1/package/uninstall",
+    "GET /api/v1/package/{}/{}",
+    "GET /api/v1/packages",
+    "POST /api/v1/package-changes",
+    # 4.3 Environments (issue 4)
+    "GET /api/v1/environment/{}",
+    "DELETE /api/v1/environment/{}",
+    "POST /api/v1/environment",
+    "PUT /api/v1/environment",
+    "DELETE /api/v1/environment",
+    "PUT /api/v1/environment/{}/default",
+    "PUT /api/v1/environment/{}/edit",
+    "PUT /api/v1/environment/{}/clone",
+    "GET /api/v1/environment/{}/props",
+    "POST /api/v1/environment/{}/props",
+    "PUT /api/v1/environment/{}/props",
+    "DELETE /api/v1/environment/{}/props",
+    "GET /api/v1/environment/{}/settings/secrets",
+    "POST /api/v1/environment/{}/settings/secrets",
+    "PUT /api/v1/environment/{}/settings/secrets",
+    "DELETE /api/v1/environment/{}/settings/secrets",
+    "GET /api/v1/environment/settings/secrets",
+    # 4.4 public keys (issue 4)
+    "GET /api/v1/public-keys",
+    "POST /api/v1/public-keys",
+    # 4.6 Cloud accounts and 4.10 setup (issue 4)
+    "POST /api/v1/cloud",
+    "GET /api/v1/cloud/{}",
+    "DELETE /api/v1/cloud/{}",
+    "GET /api/v1/cloud/provider/{}/account/{}",
+    "POST /api/v1/cloud/{}/token/rotate",
+    "GET /api/v1/clouds",
+    "GET /api/v1/setup/preflight",
+    "POST /api/v1/vendor/setup",
+    # 4.7 Deployments and 4.8 tasks (issue 5)
+    "POST /api/v1/deployment/create",
+    "GET /api/v1/deployment/{}",
+    "GET /api/v1/deployment/{}/props",
+    "GET /api/v1/deployment/{}/image",
+    "POST /api/v1/deployment/{}/approve",
+    "GET /api/v1/deployment/{}/plan",
+    "POST /api/v1/deployment/plan",
+    "GET /api/v1/deployment/{}/state",
+    "PUT /api/v1/deployment/outputs/{}/set-alias",
+    "GET /api/v1/deployment/{}/outputs",
+    "GET /api/v1/deployment/{}/manifest",
+    "GET /api/v1/deployments",
+    "GET /api/v1/deployments/filters",
+    "GET /api/v1/deployments/outputs",
+    "POST /api/v1/deployments/plans",
+    "GET /api/v1/deployments/{}/logs",
+    "POST /api/v1/deployments/{}/logs",
+    "POST /api/v1/deployments/approve",
+    "GET /api/v1/task/{}",
+    "DELETE /api/v1/task/{}",
+    "GET /api/v1/task/{}/status",
+    "POST /api/v1/task/{}/status",
+    "POST /api/v1/task/{}/deployments",
+    "GET /api/v1/tasks",
+    # 4.9 Rescue (not yet filed)
+    "POST /api/v1/rescue/tf/extract",
+    "POST /api/v1/rescue",
+    # 4.11 Webhooks (issue 6)
+    "POST /api/v1/webhook",
+    "GET /api/v1/webhook/{}",
+    "PUT /api/v1/webhook/{}",
+    "DELETE /api/v1/webhook/{}",
+    "GET /api/v1/webhooks",
+}
+
+EXTENSIONS = {
+    "GET /healthz",
+    "GET /readyz",
+    "GET /api/v1/openapi.json",
+    "POST /api/v1/auth/login",
+    "POST /api/v1/invitations/{}/accept",
+}
+
+
+def normalise(method: str, path: str) -> str:
+    return f"{method} {PARAM.sub('{}', path)}"
+
+
+def spec_endpoints() -> set[str]:
+    text = (SHARED / "spec" / "interface.md").read_text(encoding="utf-8")
+    return {
+        normalise(m.group(1), m.group(2))
+        for line in text.splitlines()
+        if (m := ENDPOINT.match(line))
+    }
+
+
+def routed() -> set[str]:
+    found = set()
+    for path, factory in ROUTES:
+        resource_class = getattr(factory, "func", factory)
+        for method in operations(resource_class):
+            found.add(normalise(method, path))
+    return found
+
+
+def test_every_spec_endpoint_is_routed_or_pending() -> None:
+    missing = spec_endpoints() - routed() - PENDING
+    assert not missing, f"specification endpoints neither routed nor pending: {sorted(missing)}"
+
+
+def test_pending_only_lists_unrouted_spec_endpoints() -> None:
+    assert not PENDING & routed(), f"routed now, remove from PENDING: {sorted(PENDING & routed())}"
+    assert PENDING <= spec_endpoints(), sorted(PENDING - spec_endpoints())
+
+
+def test_every_route_is_in_the_spec_or_a_named_extension() -> None:
+    unknown = routed() - spec_endpoints() - EXTENSIONS
+    assert not unknown, f"routes neither in the specification nor EXTENSIONS: {sorted(unknown)}"
