@@ -81,6 +81,13 @@ class Settings:
             raw = env.get(f"APPLIANCE_{name.upper()}")
             if raw is not None and name != "new_id":
                 values[name] = _coerce(name, raw)
+        limit_values = {}
+        for limit in fields(Limits):
+            raw = env.get(f"APPLIANCE_LIMIT_{limit.name.upper()}")
+            if raw is not None:
+                limit_values[limit.name] = float(raw) if "rate" in limit.name else int(raw)
+        if limit_values:
+            values["limits"] = Limits(**limit_values)
         for name, value in (overrides or {}).items():
             if value is not None:
                 values[name] = _coerce(name, value) if isinstance(value, str) else value

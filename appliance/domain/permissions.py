@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 ACTIONS = ("create", "read", "update", "delete")
 RESOURCES = (
     "organization_api_key",
@@ -60,8 +62,9 @@ ROLE_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def permissions_of(role_names: list[str] | tuple[str, ...] | set[str]) -> frozenset[str]:
-    """The union of the permissions of the named roles."""
+@lru_cache(maxsize=64)
+def permissions_of(role_names: tuple[str, ...]) -> frozenset[str]:
+    """The union of the permissions of the named roles (sorted tuple, cached)."""
     granted: set[str] = set()
     for name in role_names:
         granted |= ROLE_PERMISSIONS.get(name, frozenset())

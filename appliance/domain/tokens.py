@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import zlib
 
@@ -10,6 +11,7 @@ BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 API_KEY_PREFIX = "apk_"
 _API_KEY_BODY = 32
 _API_KEY_CHECK = 6
+_API_KEY_SHAPE = re.compile(r"^apk_[0-9A-Za-z]{38}$")
 
 
 def random_base62(length: int) -> str:
@@ -38,11 +40,9 @@ def new_api_key() -> str:
 
 def looks_like_api_key(token: str) -> bool:
     """Shape and checksum check, so typos are refused without a database hit."""
-    if not token.startswith(API_KEY_PREFIX):
+    if not _API_KEY_SHAPE.match(token):
         return False
     rest = token[len(API_KEY_PREFIX) :]
-    if len(rest) != _API_KEY_BODY + _API_KEY_CHECK or any(c not in BASE62 for c in rest):
-        return False
     return _checksum(rest[:_API_KEY_BODY]) == rest[_API_KEY_BODY:]
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
-import uuid
 
 import falcon
 
@@ -22,7 +22,7 @@ class RequestContext:
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         req.context.started = time.perf_counter()
-        req.context.request_id = uuid.uuid4().hex
+        req.context.request_id = os.urandom(12).hex()
         req.context.services = self.services
         req.context.principal = None
         database.connect(reuse_if_open=True)

@@ -102,7 +102,7 @@ class Authenticator:
         self.per_credential.take(digest)
         if sql is self._api_key_sql:
             self._touch(cred_id, last_used)
-        names = [row[6] for row in rows if row[6] is not None]
+        names = tuple(sorted(row[6] for row in rows if row[6] is not None))
         return Principal("user", org_id, permissions_of(names), user_pk=user_pk)
 
     def _touch(self, key_id: str, last_used: str | None) -> None:

@@ -11,7 +11,7 @@ from appliance.domain.slugs import slugify
 from appliance.domain.tokens import random_base62
 from appliance.errors import Conflict, Invalid, NotFound
 from appliance.models import Environment, MemberRole, Membership, Organization, Role, User
-from appliance.models.db import write_transaction
+from appliance.models.db import PreparedLookup, write_transaction
 from appliance.services import api_keys
 from appliance.services.context import ServiceContext
 
@@ -104,8 +104,11 @@ def bootstrap(ctx: ServiceContext) -> NewOrganization | None:
     return create_organization(ctx, DEFAULT_ORGANIZATION, BOOTSTRAP_EMAIL, "Default")
 
 
+_organization_by_id = PreparedLookup(Organization, Organization.id)
+
+
 def get_organization(org_id: str) -> Organization:
-    org = Organization.get_or_none(Organization.id == org_id)
+    org = _organization_by_id.first(org_id)
     if org is None:
         raise NotFound(f"organization not found: {org_id}")
     return org
