@@ -167,7 +167,7 @@ class PackageCustomizable(_Resource):
             principal(req).organization_id,
             _required(req, "package"),
             req.get_param("version"),
-            req.get_param_as_list("validate_props") or [],
+            req.get_param_as_list("validate_props", delimiter=",") or [],
         )
 
 
