@@ -10,7 +10,7 @@ import falcon
 
 from appliance.http.health import Healthz, Readyz
 from appliance.http.openapi import OpenApiDocument
-from appliance.resources import api_keys, organization, users
+from appliance.resources import api_keys, organization, packages, users
 from appliance.services.container import Services
 
 Factory = Callable[[Services], Any]
@@ -26,6 +26,19 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/auth/key/activate", partial(api_keys.ApiKeyState, active=True)),
     ("/api/v1/auth/key/deactivate", partial(api_keys.ApiKeyState, active=False)),
     ("/api/v1/auth/login", users.Login),  # extension
+    # 4.2 Packages (registry) and 4.12 organization package listing
+    ("/api/v1/package", packages.PackageRecord),
+    ("/api/v1/package/versions", packages.PackageVersions),
+    ("/api/v1/package/search", packages.PackageSearch),
+    ("/api/v1/package/status", packages.PackageStatus),
+    ("/api/v1/package/validation/customizable", packages.PackageCustomizable),
+    ("/api/v1/package/enable", partial(packages.PackageEnablement, enabled=True)),
+    ("/api/v1/package/disable", partial(packages.PackageEnablement, enabled=False)),
+    ("/api/v1/package/{first}/{rest:path}", packages.PackageDownload),
+    ("/api/v1/packages", packages.PackageList),
+    ("/api/v1/package-changes", packages.PackageChanges),
+    ("/api/v1/blobs/{sha256}", packages.Blob),  # extension
+    ("/api/v1/schemas/manifest-v1.json", packages.ManifestSchema),  # extension
     # 4.4 Organization
     ("/api/v1/organization/roles", organization.Roles),
     ("/api/v1/organization", organization.OrganizationRecord),

@@ -61,3 +61,23 @@ def principal(req: falcon.Request) -> Principal:
     if found is None:
         raise RuntimeError("responder has no authentication hook")
     return found
+
+
+def require_user_or_runtime(permission: str) -> Callable[[Callable], Callable]:
+    """Responder decorator: a user holding `permission`, or runtime Basic credentials."""
+
+    def check(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
+        auth = req.context.services.auth
+        if (req.auth or "").startswith("Basic "):
+            req.context.principal = auth.authenticate_runtime(req.auth, _address(req))
+            return
+        found = auth.authenticate_user(req.auth, _address(req))
+        found.require(permission)
+        req.context.principal = found
+
+    def decorate(responder: Callable) -> Callable:
+        wrapped = falcon.before(check)(responder)
+        wrapped.auth = ("bearer", permission)
+        return wrapped
+
+    return decorate

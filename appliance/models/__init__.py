@@ -12,9 +12,23 @@ from appliance.models.organizations import (
     Role,
     User,
 )
+from appliance.models.packages import (
+    Enablement,
+    Namespace,
+    Package,
+    PackageChild,
+    PackageDownload,
+    PackageVersion,
+)
 
 __all__ = [
     "ApiKey",
+    "Enablement",
+    "Namespace",
+    "Package",
+    "PackageChild",
+    "PackageDownload",
+    "PackageVersion",
     "Environment",
     "EnvironmentUser",
     "Event",

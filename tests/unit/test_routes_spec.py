@@ -15,20 +15,9 @@ ENDPOINT = re.compile(r"^- (GET|POST|PUT|PATCH|DELETE) (/[^ ]+?)\.?\s")
 PARAM = re.compile(r"\{[^}]+\}")
 
 PENDING = {
-    # 4.2 Packages (issue 3; install/uninstall issue 5)
-    "GET /api/v1/package",
-    "POST /api/v1/package",
-    "GET /api/v1/package/versions",
-    "POST /api/v1/package/search",
-    "GET /api/v1/package/status",
-    "GET /api/v1/package/validation/customizable",
-    "POST /api/v1/package/enable",
-    "POST /api/v1/package/disable",
+    # 4.2 Packages: install/uninstall (issue 5)
     "POST /api/v1/package/install",
     "POST /api/v1/package/uninstall",
-    "GET /api/v1/package/{}/{}",
-    "GET /api/v1/packages",
-    "POST /api/v1/package-changes",
     # 4.3 Environments (issue 4)
     "GET /api/v1/environment/{}",
     "DELETE /api/v1/environment/{}",
@@ -101,6 +90,8 @@ EXTENSIONS = {
     "GET /api/v1/openapi.json",
     "POST /api/v1/auth/login",
     "POST /api/v1/invitations/{}/accept",
+    "GET /api/v1/blobs/{}",
+    "GET /api/v1/schemas/manifest-v1.json",
 }
 
 
