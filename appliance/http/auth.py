@@ -66,7 +66,7 @@ def principal(req: falcon.Request) -> Principal:
 def require_user_or_runtime(permission: str) -> Callable[[Callable], Callable]:
     """Responder decorator: a user holding `permission`, or runtime Basic credentials."""
 
-    def check(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
+    def check(req: falcon.Request) -> None:
         auth = req.context.services.auth
         if (req.auth or "").startswith("Basic "):
             req.context.principal = auth.authenticate_runtime(req.auth, _address(req))
@@ -75,9 +75,4 @@ def require_user_or_runtime(permission: str) -> Callable[[Callable], Callable]:
         found.require(permission)
         req.context.principal = found
 
-    def decorate(responder: Callable) -> Callable:
-        wrapped = falcon.before(check)(responder)
-        wrapped.auth = ("bearer", permission)
-        return wrapped
-
-    return decorate
+    return lambda responder: _guard(responder, check, ("bearer", permission))
