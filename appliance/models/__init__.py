@@ -12,9 +12,11 @@ from appliance.models.organizations import (
     Role,
     User,
 )
+from appliance.models.webhooks import DeliveryAttempt, OutboxCursor, Webhook, WebhookDelivery
 
 __all__ = [
     "ApiKey",
+    "DeliveryAttempt",
     "Environment",
     "EnvironmentUser",
     "Event",
@@ -22,9 +24,12 @@ __all__ = [
     "MemberRole",
     "Membership",
     "Organization",
+    "OutboxCursor",
     "Role",
     "RuntimeCredential",
     "SessionToken",
     "User",
+    "Webhook",
+    "WebhookDelivery",
     "database",
 ]

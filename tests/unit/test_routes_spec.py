@@ -87,12 +87,6 @@ PENDING = {
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",
-    # 4.11 Webhooks (issue 6)
-    "POST /api/v1/webhook",
-    "GET /api/v1/webhook/{}",
-    "PUT /api/v1/webhook/{}",
-    "DELETE /api/v1/webhook/{}",
-    "GET /api/v1/webhooks",
 }
 
 EXTENSIONS = {
@@ -101,6 +95,9 @@ EXTENSIONS = {
     "GET /api/v1/openapi.json",
     "POST /api/v1/auth/login",
     "POST /api/v1/invitations/{}/accept",
+    "GET /api/v1/webhook/{}/deliveries",
+    "POST /api/v1/webhook/{}/deliveries/{}/redeliver",
+    "POST /api/v1/webhook/{}/test",
 }
 
 
