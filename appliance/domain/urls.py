@@ -73,8 +73,10 @@ def _allowed_by(host: str, addresses: Sequence[IPAddress], entry: str) -> bool:
     return bool(addresses) and all(a in network for a in addresses)
 
 
-def check_endpoint(url: object, resolve: Resolver, allow_list: Sequence[str] = ()) -> str:
-    """Refuse unsafe endpoints (Invalid): scheme, resolved addresses, allow-list."""
+def resolve_endpoint(
+    url: object, resolve: Resolver, allow_list: Sequence[str] = ()
+) -> list[IPAddress]:
+    """Refuse unsafe endpoints (Invalid); returns the checked addresses to connect to."""
     _, host = parse_endpoint(url)
     literal = _as_ip(host.strip("[]"))
     if literal is not None:
@@ -93,4 +95,19 @@ def check_endpoint(url: object, resolve: Resolver, allow_list: Sequence[str] = (
             raise Invalid(f"endpoint host {host} resolves to {reason} ({address})")
     if allow_list and not any(_allowed_by(host, addresses, e) for e in allow_list):
         raise Invalid(f"endpoint host {host} is not in the webhook allow-list")
+    return addresses
+
+
+def check_endpoint(url: object, resolve: Resolver, allow_list: Sequence[str] = ()) -> str:
+    """Refuse unsafe endpoints (Invalid): scheme, resolved addresses, allow-list."""
+    resolve_endpoint(url, resolve, allow_list)
     return str(url).strip()
+
+
+def pinned_url(url: str, address: IPAddress) -> tuple[str, str]:
+    """(the URL with its host replaced by `address`, the Host header naming the original)."""
+    parts = urlsplit(url)
+    host = f"[{address}]" if address.version == 6 else str(address)
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    host_header = parts.netloc.rsplit("@", 1)[-1]
+    return parts._replace(netloc=netloc).geturl(), host_header

@@ -39,6 +39,7 @@ def apply(db: Database) -> None:
         is_enabled = BooleanField(default=True)
         events = TextField()
         secret = TextField()
+        after_seq = IntegerField(default=0)
         created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
         created_at = TextField()
         updated_at = TextField(null=True)

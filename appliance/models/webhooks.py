@@ -25,6 +25,7 @@ class Webhook(BaseModel):
     is_enabled = BooleanField(default=True)
     events = JSONField(default=list)
     secret = TextField()  # whsec_..., encrypted under the master key
+    after_seq = IntegerField(default=0)  # receives events past this outbox seq only
     created_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
     created_at = TimestampField()
     updated_at = TimestampField(null=True)

@@ -22,10 +22,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
 
 import requests
+from requests.adapters import HTTPAdapter
 
-from appliance.domain.urls import Resolver, check_endpoint
+from appliance.domain.urls import Resolver, pinned_url, resolve_endpoint
 from appliance.errors import Invalid
 from appliance.models import DeliveryAttempt, Event, OutboxCursor, Webhook, WebhookDelivery
 from appliance.models.db import database, to_iso, write_transaction
@@ -77,6 +80,24 @@ def payload(event: Event) -> bytes:
         "data": event.payload,
     }
     return json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+class PinnedTlsAdapter(HTTPAdapter):
+    """TLS to a pinned address: SNI and certificate checks use the name in the Host header."""
+
+    def build_connection_pool_key_attributes(
+        self, request: requests.PreparedRequest, verify: Any, cert: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(
+            request, verify, cert
+        )
+        host_header = request.headers.get("host")
+        if host_header:
+            name = urlsplit(f"//{host_header}").hostname or host_header
+            pool_kwargs["server_hostname"] = name
+            if verify:
+                pool_kwargs["assert_hostname"] = name
+        return host_params, pool_kwargs
 
 
 @dataclass
@@ -183,7 +204,7 @@ class DeliveryWorker:
                 for event in batch
                 if event.type != "webhook:test"  # addressed to one webhook when written
                 for hook in hooks.get(event.organization_id, ())
-                if hook.created_at <= event.created_at and covers(hook, event)
+                if event.seq > hook.after_seq and covers(hook, event)
             ]
             for start in range(0, len(rows), 200):
                 WebhookDelivery.insert_many(rows[start : start + 200]).execute()
@@ -242,6 +263,7 @@ class DeliveryWorker:
         if session is None:
             session = self._local.session = self._session_factory()
             session.trust_env = False  # no proxies or netrc from the environment
+            session.mount("https://", PinnedTlsAdapter())
         return session
 
     def _deliver_run(self, claim: Claimed) -> int:
@@ -262,12 +284,17 @@ class DeliveryWorker:
         outcome = Outcome(started, claim.url)
         clock = time.monotonic()
         try:
-            check_endpoint(claim.url, self.resolve, self.ctx.settings.webhook_allow_list)
+            addresses = resolve_endpoint(
+                claim.url, self.resolve, self.ctx.settings.webhook_allow_list
+            )
         except Invalid as exc:
             outcome.error = f"refused: {exc.message}"
             return outcome
+        # Connect to the address just checked, so DNS cannot change between check and use.
+        target, host_header = pinned_url(claim.url, addresses[0])
         timestamp = int(started.timestamp())
         headers = {
+            "host": host_header,
             "content-type": "application/json",
             "user-agent": USER_AGENT,
             "webhook-id": message_id,
@@ -276,7 +303,7 @@ class DeliveryWorker:
         }
         try:
             with self._session().post(
-                claim.url,
+                target,
                 data=body,
                 headers=headers,
                 timeout=(self.timeout, self.timeout),

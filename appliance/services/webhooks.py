@@ -237,6 +237,7 @@ def create_webhook(
             is_enabled=enabled,
             events=wanted,
             secret=seal_secret(ctx.master_key, secret),
+            after_seq=Event.select(fn.MAX(Event.seq)).scalar() or 0,
             created_by=user_pk,
             created_at=ctx.now(),
         )
