@@ -20,6 +20,7 @@ class Received:
     body: bytes
     verified: bool
     payload: Any
+    status: int = 0
 
 
 class Clock:
@@ -62,10 +63,10 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length)
+                got = receiver._verify(dict(self.headers), body)
                 with receiver._lock:
-                    n = len(receiver.received)
-                    receiver.received.append(receiver._verify(dict(self.headers), body))
-                status = receiver.respond(n)
+                    got.status = status = receiver.respond(len(receiver.received))
+                    receiver.received.append(got)
                 self.send_response(status)
                 self.send_header("content-length", "2")
                 if 300 <= status < 400:

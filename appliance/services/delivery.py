@@ -49,6 +49,8 @@ RETRY_SCHEDULE = (
 TIMEOUT_SECONDS = 10.0
 MAX_RESPONSE_BYTES = 64 * 1024
 USER_AGENT = "appliance-webhooks/1"
+GROUP = 25  # results committed together
+GROUP_SECONDS = 0.5
 
 
 def covers(hook: Webhook, event: Event) -> bool:
@@ -267,16 +269,27 @@ class DeliveryWorker:
         return session
 
     def _deliver_run(self, claim: Claimed) -> int:
+        """Send a webhook's claimed run in order, stopping at the first failure.
+
+        Results are committed in small groups (one fsync per group): a crash re-sends at
+        most one group, which at-least-once delivery allows.
+        """
         database.connect(reuse_if_open=True)
-        made = 0
+        done: list[tuple[int, Outcome]] = []
+        flushed_at = time.monotonic()
         for position, (row, message_id, body) in enumerate(claim.deliveries):
             outcome = self.attempt(claim, message_id, body)
-            made += 1
-            rest = [d.seq for d, _, _ in claim.deliveries[position + 1 :]]
-            self.record(row.seq, claim.token, outcome, rest)
-            if not outcome.succeeded:
-                break
-        return made
+            done.append((row.seq, outcome))
+            last = position == len(claim.deliveries) - 1
+            due = len(done) >= GROUP or time.monotonic() - flushed_at > GROUP_SECONDS
+            if not outcome.succeeded or last or due:
+                rest = [d.seq for d, _, _ in claim.deliveries[position + 1 :]]
+                self.record(done, claim.token, rest)
+                made = position + 1
+                done, flushed_at = [], time.monotonic()
+                if not outcome.succeeded:
+                    return made
+        return len(claim.deliveries)
 
     def attempt(self, claim: Claimed, message_id: str, body: bytes) -> Outcome:
         """One signed POST; never raises, whatever the receiver does."""
@@ -333,41 +346,14 @@ class DeliveryWorker:
             if read >= MAX_RESPONSE_BYTES or time.monotonic() > deadline:
                 break
 
-    def record(self, seq: int, token: str, outcome: Outcome, rest: list[int]) -> None:
-        """Write the attempt, move the delivery on, renew (or, on failure, free) the rest."""
+    def record(self, results: list[tuple[int, Outcome]], token: str, rest: list[int]) -> None:
+        """Write the attempts, move the deliveries on, renew (or after a failure free) the rest."""
         now = self.ctx.now()
         with write_transaction():
-            row = WebhookDelivery.get_or_none(WebhookDelivery.seq == seq)
-            if row is None:  # the webhook was deleted meanwhile
-                return
-            number = row.attempts + 1
-            ours = row.lease_token == token and row.status == "pending"
-            next_at = None
-            if ours:
-                row.attempts = number
-                row.last_status_code = outcome.status_code
-                row.last_error = outcome.error
-                row.lease_until = row.lease_token = None
-                if outcome.succeeded:
-                    row.status, row.completed_at = "succeeded", now
-                elif number <= len(RETRY_SCHEDULE):
-                    next_at = row.next_attempt_at = now + RETRY_SCHEDULE[number - 1]
-                else:
-                    row.status, row.completed_at = "failed", now
-                row.save()
-            DeliveryAttempt.create(
-                delivery=seq,
-                number=self._attempt_number(seq),
-                started_at=outcome.started_at,
-                finished_at=now,
-                url=outcome.url,
-                status_code=outcome.status_code,
-                duration_ms=outcome.duration_ms,
-                error=outcome.error,
-                next_attempt_at=next_at,
-            )
+            for seq, outcome in results:
+                self._record_one(seq, token, outcome, now)
             if rest:
-                keep = outcome.succeeded and ours
+                keep = results[-1][1].succeeded
                 WebhookDelivery.update(
                     lease_until=now + self.lease if keep else None,
                     lease_token=token if keep else None,
@@ -375,12 +361,33 @@ class DeliveryWorker:
                     WebhookDelivery.seq.in_(rest), WebhookDelivery.lease_token == token
                 ).execute()
 
-    @staticmethod
-    def _attempt_number(seq: int) -> int:
-        last = (
-            DeliveryAttempt.select(DeliveryAttempt.number)
-            .where(DeliveryAttempt.delivery == seq)
-            .order_by(DeliveryAttempt.number.desc())
-            .first()
+    def _record_one(self, seq: int, token: str, outcome: Outcome, now: datetime) -> None:
+        row = WebhookDelivery.get_or_none(WebhookDelivery.seq == seq)
+        if row is None:  # the webhook was deleted meanwhile
+            return
+        # A late result from a lost lease still counts as an attempt, but moves nothing on.
+        ours = row.lease_token == token and row.status == "pending"
+        number = row.attempts = row.attempts + 1
+        next_at = None
+        if ours:
+            row.last_status_code = outcome.status_code
+            row.last_error = outcome.error
+            row.lease_until = row.lease_token = None
+            if outcome.succeeded:
+                row.status, row.completed_at = "succeeded", now
+            elif number <= len(RETRY_SCHEDULE):
+                next_at = row.next_attempt_at = now + RETRY_SCHEDULE[number - 1]
+            else:
+                row.status, row.completed_at = "failed", now
+        row.save()
+        DeliveryAttempt.create(
+            delivery=seq,
+            number=number,
+            started_at=outcome.started_at,
+            finished_at=now,
+            url=outcome.url,
+            status_code=outcome.status_code,
+            duration_ms=outcome.duration_ms,
+            error=outcome.error,
+            next_attempt_at=next_at,
         )
-        return 1 if last is None else last.number + 1

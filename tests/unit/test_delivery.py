@@ -17,7 +17,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from appliance.models import DeliveryAttempt, Environment, WebhookDelivery
 from appliance.models.db import write_transaction
 from appliance.services import webhooks
-from appliance.services.delivery import RETRY_SCHEDULE, DeliveryWorker
+from appliance.services.delivery import RETRY_SCHEDULE, DeliveryWorker, Outcome
 from tests.webhooks_support import Clock, FakeDns, Receiver
 
 CLOCK = Clock()
@@ -248,9 +248,16 @@ def test_a_claimed_delivery_is_not_claimed_again_until_its_lease_expires(world, 
         CLOCK.advance(first.lease + timedelta(seconds=1))
         assert second.run_once() == 1
         assert len(receiver.received) == 1
+        # The first process's late result is kept as an attempt but changes nothing.
+        (claim,) = claims
+        late = Outcome(CLOCK.now, receiver.url, status_code=500, error="HTTP 500")
+        first.record([(claim.deliveries[0][0].seq, late)], claim.token, [])
     finally:
         first.close()
         second.close()
+    (delivery,) = WebhookDelivery.select()
+    assert (delivery.status, delivery.attempts) == ("succeeded", 2)
+    assert [a.status_code for a in attempts(delivery)] == [200, 500]
 
 
 # --- receivers that misbehave --------------------------------------------------------------------
