@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -21,6 +22,16 @@ def utc_now() -> datetime:
 def new_uuid() -> str:
     """A fresh UUID4 string."""
     return str(uuid.uuid4())
+
+
+def resolve_host(host: str) -> list[str]:
+    """Every address `host` resolves to (DNS through the system resolver)."""
+    infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+# Injected callables, never read from the environment.
+_NOT_FROM_ENV = ("limits", "clock", "new_id", "resolve_host")
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,7 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_uuid
+    resolve_host: Callable[[str], list[str]] = resolve_host
 
     @property
     def database_path(self) -> Path:
@@ -76,10 +88,10 @@ class Settings:
         """Flags (`overrides`, None values ignored) win over `APPLIANCE_*` variables."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        simple = {f.name: f.type for f in fields(cls) if f.name not in ("limits", "clock")}
+        simple = {f.name: f.type for f in fields(cls) if f.name not in _NOT_FROM_ENV}
         for name in simple:
             raw = env.get(f"APPLIANCE_{name.upper()}")
-            if raw is not None and name != "new_id":
+            if raw is not None:
                 values[name] = _coerce(name, raw)
         limit_values = {}
         for limit in fields(Limits):

@@ -10,7 +10,7 @@ import falcon
 
 from appliance.http.health import Healthz, Readyz
 from appliance.http.openapi import OpenApiDocument
-from appliance.resources import api_keys, organization, packages, users
+from appliance.resources import api_keys, organization, packages, users, webhooks
 from appliance.services.container import Services
 
 Factory = Callable[[Services], Any]
@@ -49,6 +49,16 @@ ROUTES: list[tuple[str, Factory]] = [
     # 4.5 Users
     ("/api/v1/user/{user_id}", users.UserRecord),
     ("/api/v1/user/{user_id}/roles", users.UserRoles),
+    # 4.11 Webhooks
+    ("/api/v1/webhook", webhooks.WebhookCreate),
+    ("/api/v1/webhook/{webhook_id}", webhooks.WebhookRecord),
+    ("/api/v1/webhooks", webhooks.WebhookList),
+    ("/api/v1/webhook/{webhook_id}/deliveries", webhooks.WebhookDeliveries),  # extension
+    (
+        "/api/v1/webhook/{webhook_id}/deliveries/{delivery_id}/redeliver",
+        webhooks.WebhookRedeliver,
+    ),  # extension
+    ("/api/v1/webhook/{webhook_id}/test", webhooks.WebhookTest),  # extension
 ]
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -6,6 +6,9 @@ import logging
 import threading
 from collections.abc import Callable
 
+from appliance.services.context import ServiceContext
+from appliance.services.delivery import DeliveryWorker
+
 log = logging.getLogger("appliance.workers")
 
 
@@ -35,3 +38,18 @@ class Loop:
             except Exception:  # noqa: BLE001 - a loop must survive any one failure
                 log.exception("background loop %s failed; continuing", self.name)
             self._stop.wait(self.interval)
+
+
+class WebhookDelivery:
+    """The webhook delivery worker on a Loop: `start()` after the app is built, `stop()` at exit."""
+
+    def __init__(self, ctx: ServiceContext, interval: float = 1.0) -> None:
+        self.worker = DeliveryWorker(ctx)
+        self.loop = Loop("webhook-delivery", self.worker.drain, interval)
+
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
+        self.worker.close()

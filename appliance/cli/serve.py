@@ -14,6 +14,7 @@ import waitress
 from appliance.app import build_appliance
 from appliance.config import MiB, Settings
 from appliance.models.db import database
+from appliance.workers import WebhookDelivery
 
 INITIAL_KEY_FILE = "initial-admin-key"
 
@@ -58,6 +59,9 @@ def serve(data_dir: Path | None, host: str | None, port: int | None, threads: in
         {"data_dir": data_dir, "host": host, "port": port, "threads": threads}
     )
     appliance = build_appliance(settings)
+    delivery = WebhookDelivery(appliance.services.ctx) if settings.start_workers else None
+    if delivery is not None:
+        delivery.start()
     if appliance.bootstrap is not None:
         path = _write_initial_key(settings.data_dir, appliance.bootstrap.api_key)
         click.echo(f"Admin API key (shown once, also in {path}):")
@@ -84,5 +88,7 @@ def serve(data_dir: Path | None, host: str | None, port: int | None, threads: in
         server.run()
     finally:
         server.close()
+        if delivery is not None:
+            delivery.stop()
         database.close()
         click.echo("Stopped.", err=True)

@@ -20,9 +20,11 @@ from appliance.models.packages import (
     PackageDownload,
     PackageVersion,
 )
+from appliance.models.webhooks import DeliveryAttempt, OutboxCursor, Webhook, WebhookDelivery
 
 __all__ = [
     "ApiKey",
+    "DeliveryAttempt",
     "Enablement",
     "Namespace",
     "Package",
@@ -36,9 +38,12 @@ __all__ = [
     "MemberRole",
     "Membership",
     "Organization",
+    "OutboxCursor",
     "Role",
     "RuntimeCredential",
     "SessionToken",
     "User",
+    "Webhook",
+    "WebhookDelivery",
     "database",
 ]

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from appliance.models import ApiKey, Environment, Organization, Role, User
+from appliance.models import (
+    ApiKey,
+    DeliveryAttempt,
+    Environment,
+    Organization,
+    Role,
+    User,
+    Webhook,
+    WebhookDelivery,
+)
 from appliance.models.db import to_iso
 
 
@@ -87,4 +96,64 @@ def api_key(key: ApiKey, creator: User) -> dict[str, Any]:
         "updated_at": to_iso(key.updated_at),
         "created_by": user_summary(creator),
         "is_disabled": key.is_disabled,
+    }
+
+
+def webhook(w: Webhook) -> dict[str, Any]:
+    """The webhook record (spec 2.5); `created_by` must be joined in."""
+    return {
+        "id": w.id,
+        "name": w.name,
+        "scope": w.scope,
+        "scope_id": w.scope_id,
+        "scope_slug": w.scope_slug,
+        "endpoint_url": w.endpoint_url,
+        "is_enabled": w.is_enabled,
+        "created_by": user_summary(w.created_by) if w.created_by_id is not None else None,
+        "created_at": to_iso(w.created_at),
+        "updated_at": to_iso(w.updated_at),
+        "events": list(w.events),
+    }
+
+
+def webhook_list(found: dict[str, Any]) -> dict[str, Any]:
+    """`{total, stats, list, filters}` of GET /webhooks."""
+    facets = found["filters"]
+    return {
+        "total": found["total"],
+        "stats": found["stats"],
+        "list": [webhook(w) for w in found["rows"]],
+        "filters": {**facets, "created_bys": [user_summary(u) for u in facets["created_bys"]]},
+    }
+
+
+def delivery_attempt(a: DeliveryAttempt) -> dict[str, Any]:
+    return {
+        "number": a.number,
+        "url": a.url,
+        "started_at": to_iso(a.started_at),
+        "finished_at": to_iso(a.finished_at),
+        "status_code": a.status_code,
+        "duration_ms": a.duration_ms,
+        "error": a.error,
+        "next_attempt_at": to_iso(a.next_attempt_at),
+    }
+
+
+def webhook_delivery(d: WebhookDelivery, attempts: list[DeliveryAttempt]) -> dict[str, Any]:
+    """A delivery (extension): one event to one webhook, with every attempt made."""
+    return {
+        "id": d.id,
+        "webhook_id": d.webhook_id,
+        "event_id": d.event.id,  # the webhook-id header and payload `id`
+        "event_type": d.event_type,
+        "status": d.status,
+        "attempt_count": d.attempts,
+        "next_attempt_at": to_iso(d.next_attempt_at) if d.status == "pending" else None,
+        "last_status_code": d.last_status_code,
+        "last_error": d.last_error,
+        "redelivery_of": d.redelivery_of,
+        "created_at": to_iso(d.created_at),
+        "completed_at": to_iso(d.completed_at),
+        "attempts": [delivery_attempt(a) for a in attempts],
     }

@@ -76,12 +76,6 @@ PENDING = {
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",
-    # 4.11 Webhooks (issue 6)
-    "POST /api/v1/webhook",
-    "GET /api/v1/webhook/{}",
-    "PUT /api/v1/webhook/{}",
-    "DELETE /api/v1/webhook/{}",
-    "GET /api/v1/webhooks",
 }
 
 EXTENSIONS = {
@@ -92,6 +86,9 @@ EXTENSIONS = {
     "POST /api/v1/invitations/{}/accept",
     "GET /api/v1/blobs/{}",
     "GET /api/v1/schemas/manifest-v1.json",
+    "GET /api/v1/webhook/{}/deliveries",
+    "POST /api/v1/webhook/{}/deliveries/{}/redeliver",
+    "POST /api/v1/webhook/{}/test",
 }
 
 
