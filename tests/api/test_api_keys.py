@@ -343,8 +343,10 @@ def test_key_of_removed_member_is_401(world: World) -> None:
     result = world.delete(f"/api/v1/organization/members/{developer.user_id}", world.admin)
     assert result.status_code == 200, result.text
     assert authenticates(world, developer) == 401
-    # The key record is still listed (it acted for the organization), but cannot authenticate.
-    assert "key-of-dev@x.example" in key_names(world, world.admin)
+    # The key record stays listed (it acted for the organization), now disabled.
+    record = record_named(world, world.admin, "key-of-dev@x.example")
+    assert record["is_disabled"] is True
+    assert record["updated_at"] == START_ISO
 
 
 def test_key_is_stored_only_as_its_sha256(world: World) -> None:

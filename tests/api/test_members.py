@@ -330,3 +330,23 @@ def test_removing_the_last_admin_is_409(world: World) -> None:
     assert result.status_code == 200, result.text
     assert member_ids(world, viewer) == [viewer.user_id]
     assert_error(world.delete(f"{MEMBERS}/{viewer.user_id}", viewer), 409, "at least one Admin")
+
+
+def test_rejoining_does_not_revive_old_credentials(world: World) -> None:
+    dev = world.member(world.admin, "dev@x.example", "Developer")
+    world.set_password("default", "dev@x.example", "a long password")
+    login = {"email": "dev@x.example", "password": "a long password"}
+    session = world.post("/api/v1/auth/login", json=login).json["access_token"]
+    assert world.delete(f"{MEMBERS}/{dev.user_id}", world.admin).status_code == 200
+    invited = world.post(
+        MEMBERS,
+        world.admin,
+        json={"invitees": [{"email": "dev@x.example", "role": world.role_id("Viewer")}]},
+    ).json["invites"][0]
+    path = f"/api/v1/invitations/{invited['id']}/accept"
+    token = parse_qs(urlparse(invited["invitation_url"]).query)["token"][0]
+    accepted = world.post(path, json={"token": token, "password": "a long password"})
+    assert accepted.status_code == 200, accepted.text
+    assert authenticates(world, dev) == 401
+    assert authenticates(world, session) == 401
+    assert world.post("/api/v1/auth/login", json=login).status_code == 200
