@@ -145,6 +145,8 @@ def test_patch_touches_only_own_organization(world: World) -> None:
         ({"branding": "blue"}, "branding"),
         ({"metadata": ["x"]}, "metadata"),
         ({"metadata": {"org_status": 3}}, "org_status"),
+        ({"branding": {"logo_url": 5}}, "logo_url"),
+        ({"display_name": "Fine", "branding": {"logo_url": ["x"]}}, "logo_url"),
         ({"display_name": "Fine", "metadata": {"org_status": None}}, "org_status"),
         ({"colour": "red"}, "unknown fields: colour"),
         ([], "object"),
