@@ -115,19 +115,16 @@ def test_list_role_filter_counts_members_with_several_roles_once(world: World) -
     assert [m["email"] for m in body["members"]] == ["dev@x.example"]
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
+def test_list_bad_parameters_are_400(world: World) -> None:
+    for params in (
         {"filter": "[colour=red]"},
         {"filter": "role=Viewer"},
         {"sort": "password"},
         {"limit": "0"},
         {"offset": "-2"},
         {"order": "up"},
-    ],
-)
-def test_list_bad_parameters_are_400(world: World, params: dict[str, str]) -> None:
-    assert_error(world.get(MEMBERS, world.admin, params=params), 400)
+    ):
+        assert_error(world.get(MEMBERS, world.admin, params=params), 400)
 
 
 def test_list_shows_only_own_organization(world: World) -> None:
@@ -225,20 +222,17 @@ def test_invite_per_item_errors(world: World) -> None:
     assert invitation_count() == 1
 
 
-@pytest.mark.parametrize(
-    "body",
-    [
+def test_invite_bad_input_is_400_and_invites_nobody(world: World) -> None:
+    for body in (
         {},
         {"invitees": []},
         {"invitees": "a@x.example"},
         {"invitees": [{"email": "a@x.example", "role": "r"}] * 101},
         [{"email": "a@x.example"}],
         None,
-    ],
-)
-def test_invite_bad_input_is_400_and_invites_nobody(world: World, body: Any) -> None:
-    assert_error(world.post(MEMBERS, world.admin, json=body), 400)
-    assert invitation_count() == 0
+    ):
+        assert_error(world.post(MEMBERS, world.admin, json=body), 400)
+        assert invitation_count() == 0
 
 
 @pytest.mark.parametrize("role", ["Viewer", "Developer"])
@@ -297,9 +291,9 @@ def test_remove_another_organizations_member_is_404(world: World) -> None:
     assert authenticates(world, theirs) == 200
 
 
-@pytest.mark.parametrize("member_id", ["abc", "local|", "local|x1", "google|1", "1", "local|999"])
-def test_remove_malformed_or_unknown_id_is_404(world: World, member_id: str) -> None:
-    assert_error(world.delete(f"{MEMBERS}/{member_id}", world.admin), 404, "user not found")
+def test_remove_malformed_or_unknown_id_is_404(world: World) -> None:
+    for member_id in ("abc", "local|", "local|x1", "google|1", "1", "local|999"):
+        assert_error(world.delete(f"{MEMBERS}/{member_id}", world.admin), 404, "user not found")
     assert member_ids(world, world.admin) == [world.admin.user_id]
 
 
