@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from playhouse.apsw_ext import APSWDatabase, Field, Model, TextField
+from playhouse.apsw_ext import APSWDatabase, Model, TextField
 
 # Deferred: create_app() points it at the data directory (DESIGN.md 2).
 database = APSWDatabase(None)
@@ -91,10 +91,7 @@ class PreparedLookup:
         self.fields = list(model._meta.sorted_fields)
         query = model.select(*self.fields).where(*[column == "?" for column in columns])
         self.sql = query.sql()[0]
-        self._converters = [
-            (f.name, f.python_value if type(f).python_value is not Field.python_value else None)
-            for f in self.fields
-        ]
+        self._converters = [(f.name, f.python_value) for f in self.fields]
 
     def first(self, *params: Any) -> Any:
         """The first matching row as a model instance, or None."""
@@ -102,7 +99,7 @@ class PreparedLookup:
         if row is None:
             return None
         values = {
-            name: (convert(value) if convert is not None and value is not None else value)
+            name: (convert(value) if value is not None else value)
             for (name, convert), value in zip(self._converters, row, strict=True)
         }
         return self.model(**values)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hmac
-
 import falcon
 
 from appliance.domain.listing import parse_list_query
-from appliance.errors import NotFound, Unauthenticated
+from appliance.errors import NotFound
 from appliance.http.auth import principal, public, require
 from appliance.http.params import read_object
 from appliance.services import members, organizations, records
@@ -86,12 +84,9 @@ class Trial:
     @public
     def on_patch(self, req: falcon.Request, resp: falcon.Response, organization_id: str) -> None:
         """Switch an organization's trial flag (operator token)."""
-        expected = self.services.ctx.settings.operator_token
-        if not expected:
+        if not self.services.ctx.settings.operator_token:
             raise NotFound(f"route not found: {req.method} {req.path}")
-        given = (req.auth or "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), expected.encode()):
-            raise Unauthenticated("failed to authenticate the operator")
+        self.services.auth.authenticate_operator(req.auth, req.remote_addr or "unknown")
         body = read_object(req)
         is_trial = organizations.set_trial(self.services.ctx, organization_id, body.get("is_trial"))
         resp.media = {"is_trial": is_trial}

@@ -121,6 +121,13 @@ class Authenticator:
                 (_stamp(now), key_id),
             )
 
+    def authenticate_operator(self, header: str | None, address: str) -> None:
+        """`Authorization: Bearer <operator token>`; failures count like any other."""
+        expected = self.ctx.settings.operator_token
+        given = (header or "").removeprefix("Bearer ").strip()
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            raise self._failed(address, "failed to authenticate the operator")
+
     def authenticate_runtime(self, header: str | None, address: str) -> Principal:
         """`Authorization: Basic base64(user:pass)` or the literal `Basic user:pass` form."""
         failure = "runtime authentication failed"

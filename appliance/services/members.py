@@ -13,6 +13,7 @@ from appliance.domain.permissions import ADMIN
 from appliance.domain.tokens import random_base62, sha256_hex
 from appliance.errors import Conflict, Invalid, NotFound
 from appliance.models import (
+    ApiKey,
     Environment,
     EnvironmentUser,
     Invitation,
@@ -20,6 +21,7 @@ from appliance.models import (
     Membership,
     Organization,
     Role,
+    SessionToken,
     User,
 )
 from appliance.models.db import write_transaction
@@ -163,7 +165,7 @@ def set_roles(org_id: str, user_pk: int, role_ids: Any, add: Any) -> dict[str, A
 
 
 def remove_member(ctx: ServiceContext, org_id: str, user_pk: int) -> None:
-    """Remove a member; their keys stop working. The last Admin cannot be removed."""
+    """Remove a member; their keys and sessions stop working. The last Admin stays."""
     with write_transaction():
         membership = membership_of(org_id, user_pk)
         if _is_admin(membership) and _admin_count(org_id) <= 1:
@@ -173,6 +175,15 @@ def remove_member(ctx: ServiceContext, org_id: str, user_pk: int) -> None:
             EnvironmentUser.user == user_pk, EnvironmentUser.environment.in_(env_ids)
         ).execute()
         membership.delete_instance()
+        # Rejoining later must not revive the old credentials (DESIGN.md 4.3).
+        ApiKey.update(is_disabled=True, updated_at=ctx.now()).where(
+            ApiKey.organization == org_id,
+            ApiKey.user == user_pk,
+            ApiKey.is_disabled == False,  # noqa: E712
+        ).execute()
+        SessionToken.delete().where(
+            SessionToken.organization == org_id, SessionToken.user == user_pk
+        ).execute()
         ctx.emit("member:removed", org_id, {"id": records.user_id(user_pk)})
 
 

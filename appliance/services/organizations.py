@@ -141,6 +141,8 @@ def update_organization(ctx: ServiceContext, org_id: str, body: dict[str, Any]) 
                 if not isinstance(value, dict):
                     raise Invalid(f"{field} must be an object")
                 setattr(org, field, {**(getattr(org, field) or {}), **value})
+        if "branding" in body and not isinstance(org.branding.get("logo_url", ""), str | None):
+            raise Invalid("branding.logo_url must be a string or null")
         if "metadata" in body and not isinstance(org.metadata.get("org_status", ""), str):
             raise Invalid("metadata.org_status must be a string")
         org.save()
