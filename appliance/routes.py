@@ -10,7 +10,7 @@ import falcon
 
 from appliance.http.health import Healthz, Readyz
 from appliance.http.openapi import OpenApiDocument
-from appliance.resources import api_keys, organization, users
+from appliance.resources import api_keys, environments, organization, users
 from appliance.services.container import Services
 
 Factory = Callable[[Services], Any]
@@ -26,7 +26,17 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/auth/key/activate", partial(api_keys.ApiKeyState, active=True)),
     ("/api/v1/auth/key/deactivate", partial(api_keys.ApiKeyState, active=False)),
     ("/api/v1/auth/login", users.Login),  # extension
+    # 4.3 Environments
+    ("/api/v1/environment", environments.EnvironmentCollection),
+    ("/api/v1/environment/settings/secrets", environments.OrganizationSecrets),
+    ("/api/v1/environment/{id_or_slug}", environments.EnvironmentItem),
+    ("/api/v1/environment/{id_or_slug}/default", environments.EnvironmentDefault),
+    ("/api/v1/environment/{id_or_slug}/edit", environments.EnvironmentEdit),
+    ("/api/v1/environment/{id_or_slug}/clone", environments.EnvironmentClone),
+    ("/api/v1/environment/{id_or_slug}/props", environments.EnvironmentProps),
+    ("/api/v1/environment/{id_or_slug}/settings/secrets", environments.EnvironmentSecrets),
     # 4.4 Organization
+    ("/api/v1/public-keys", environments.PublicKeys),
     ("/api/v1/organization/roles", organization.Roles),
     ("/api/v1/organization", organization.OrganizationRecord),
     ("/api/v1/organization/members", organization.Members),
