@@ -106,9 +106,21 @@ def _item(raw: Any, index: int, modulus: int, allow_id: bool) -> dict[str, Any]:
 
 
 def _items(ctx: ServiceContext, org_id: str, body: Any, allow_id: bool) -> list[dict[str, Any]]:
-    modulus = keys.modulus_bytes(keys.current_key(ctx, org_id))
+    """Validated items; with the appliance's own key each value must also decrypt, so a
+    value encrypted for another key is refused now rather than at deployment time."""
+    key = keys.current_key(ctx, org_id)
     raws = batch(body, "secrets {key, value}")
-    return [_item(raw, i, modulus, allow_id) for i, raw in enumerate(raws)]
+    items = [_item(raw, i, keys.modulus_bytes(key), allow_id) for i, raw in enumerate(raws)]
+    private = keys.private_key_of(ctx, key)
+    if private is not None:
+        for index, item in enumerate(items):
+            try:
+                secretbox.decrypt(private, item["value"])
+            except Invalid:
+                raise Invalid(
+                    f"item {index} ({item['key']}): not encrypted with the organization public key"
+                ) from None
+    return items
 
 
 def _check_unique(rows: list[EnvironmentSecret]) -> None:
