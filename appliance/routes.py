@@ -10,7 +10,7 @@ import falcon
 
 from appliance.http.health import Healthz, Readyz
 from appliance.http.openapi import OpenApiDocument
-from appliance.resources import api_keys, environments, organization, users
+from appliance.resources import api_keys, clouds, environments, organization, users
 from appliance.services.container import Services
 
 Factory = Callable[[Services], Any]
@@ -46,6 +46,15 @@ ROUTES: list[tuple[str, Factory]] = [
     # 4.5 Users
     ("/api/v1/user/{user_id}", users.UserRecord),
     ("/api/v1/user/{user_id}/roles", users.UserRoles),
+    # 4.6 Cloud accounts
+    ("/api/v1/cloud", clouds.CloudCreate),
+    ("/api/v1/cloud/{id_or_slug}", clouds.CloudItem),
+    ("/api/v1/cloud/provider/{provider}/account/{account_id}", clouds.CloudByProvider),
+    ("/api/v1/cloud/{id_or_slug}/token/rotate", clouds.CloudTokenRotate),
+    ("/api/v1/clouds", clouds.CloudList),
+    # 4.10 Setup
+    ("/api/v1/setup/preflight", clouds.SetupPreflight),
+    ("/api/v1/vendor/setup", clouds.VendorSetup),
 ]
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -29,15 +29,6 @@ PENDING = {
     "GET /api/v1/package/{}/{}",
     "GET /api/v1/packages",
     "POST /api/v1/package-changes",
-    # 4.6 Cloud accounts and 4.10 setup (issue 4)
-    "POST /api/v1/cloud",
-    "GET /api/v1/cloud/{}",
-    "DELETE /api/v1/cloud/{}",
-    "GET /api/v1/cloud/provider/{}/account/{}",
-    "POST /api/v1/cloud/{}/token/rotate",
-    "GET /api/v1/clouds",
-    "GET /api/v1/setup/preflight",
-    "POST /api/v1/vendor/setup",
     # 4.7 Deployments and 4.8 tasks (issue 5)
     "POST /api/v1/deployment/create",
     "GET /api/v1/deployment/{}",
