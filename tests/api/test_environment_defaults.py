@@ -41,7 +41,7 @@ def _apply(ctx, org_id: str, op: str, pick: int) -> None:
 
 
 @settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
