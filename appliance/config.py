@@ -64,6 +64,12 @@ class Settings:
     operator_token: str = ""
     webhook_allow_list: tuple[str, ...] = ()
     start_workers: bool = True
+    # Secrets (DESIGN.md 6) and cloud account setup (spec 4.10).
+    org_key_bits: int = 3072
+    setup_cloud_provider: str = "aws"
+    setup_role_arn: str = ""
+    setup_template_url: str = ""
+    setup_stack_name: str = "appliance-access"
     limits: Limits = field(default_factory=Limits)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_uuid
@@ -108,7 +114,7 @@ class Settings:
 
 
 def _coerce(name: str, raw: str) -> Any:
-    if name in ("port", "threads", "connection_limit"):
+    if name in ("port", "threads", "connection_limit", "org_key_bits"):
         return int(raw)
     if name == "start_workers":
         return raw.strip().lower() in ("1", "true", "yes")

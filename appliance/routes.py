@@ -10,7 +10,15 @@ import falcon
 
 from appliance.http.health import Healthz, Readyz
 from appliance.http.openapi import OpenApiDocument
-from appliance.resources import api_keys, organization, packages, users, webhooks
+from appliance.resources import (
+    api_keys,
+    clouds,
+    environments,
+    organization,
+    packages,
+    users,
+    webhooks,
+)
 from appliance.services.container import Services
 
 Factory = Callable[[Services], Any]
@@ -39,7 +47,17 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/package-changes", packages.PackageChanges),
     ("/api/v1/blobs/{sha256}", packages.Blob),  # extension
     ("/api/v1/schemas/manifest-v1.json", packages.ManifestSchema),  # extension
+    # 4.3 Environments
+    ("/api/v1/environment", environments.EnvironmentCollection),
+    ("/api/v1/environment/settings/secrets", environments.OrganizationSecrets),
+    ("/api/v1/environment/{id_or_slug}", environments.EnvironmentItem),
+    ("/api/v1/environment/{id_or_slug}/default", environments.EnvironmentDefault),
+    ("/api/v1/environment/{id_or_slug}/edit", environments.EnvironmentEdit),
+    ("/api/v1/environment/{id_or_slug}/clone", environments.EnvironmentClone),
+    ("/api/v1/environment/{id_or_slug}/props", environments.EnvironmentProps),
+    ("/api/v1/environment/{id_or_slug}/settings/secrets", environments.EnvironmentSecrets),
     # 4.4 Organization
+    ("/api/v1/public-keys", environments.PublicKeys),
     ("/api/v1/organization/roles", organization.Roles),
     ("/api/v1/organization", organization.OrganizationRecord),
     ("/api/v1/organization/members", organization.Members),
@@ -59,6 +77,15 @@ ROUTES: list[tuple[str, Factory]] = [
         webhooks.WebhookRedeliver,
     ),  # extension
     ("/api/v1/webhook/{webhook_id}/test", webhooks.WebhookTest),  # extension
+    # 4.6 Cloud accounts
+    ("/api/v1/cloud", clouds.CloudCreate),
+    ("/api/v1/cloud/{id_or_slug}", clouds.CloudItem),
+    ("/api/v1/cloud/provider/{provider}/account/{account_id}", clouds.CloudByProvider),
+    ("/api/v1/cloud/{id_or_slug}/token/rotate", clouds.CloudTokenRotate),
+    ("/api/v1/clouds", clouds.CloudList),
+    # 4.10 Setup
+    ("/api/v1/setup/preflight", clouds.SetupPreflight),
+    ("/api/v1/vendor/setup", clouds.VendorSetup),
 ]
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -99,6 +99,8 @@ def _headers(caller: Caller | None, kw: dict[str, Any]) -> dict[str, str]:
 
 
 def make_settings(data_dir: Path, **overrides: Any) -> Settings:
+    # 2048-bit organization keys keep fixtures fast; the 3072 default has its own test.
+    overrides.setdefault("org_key_bits", 2048)
     return Settings(data_dir=data_dir, start_workers=False, **overrides)
 
 

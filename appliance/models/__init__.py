@@ -1,8 +1,15 @@
 """Peewee models, one module per group."""
 
+from appliance.models.clouds import CloudAccount
 from appliance.models.credentials import ApiKey, RuntimeCredential, SessionToken
 from appliance.models.db import database
-from appliance.models.environments import Environment, EnvironmentUser
+from appliance.models.environments import (
+    Environment,
+    EnvironmentProperty,
+    EnvironmentSecret,
+    EnvironmentUser,
+    OrganizationKey,
+)
 from appliance.models.events import Event
 from appliance.models.organizations import (
     Invitation,
@@ -31,7 +38,10 @@ __all__ = [
     "PackageChild",
     "PackageDownload",
     "PackageVersion",
+    "CloudAccount",
     "Environment",
+    "EnvironmentProperty",
+    "EnvironmentSecret",
     "EnvironmentUser",
     "Event",
     "Invitation",
@@ -39,6 +49,7 @@ __all__ = [
     "Membership",
     "Organization",
     "OutboxCursor",
+    "OrganizationKey",
     "Role",
     "RuntimeCredential",
     "SessionToken",

@@ -12,7 +12,7 @@ from appliance.domain.tokens import random_base62
 from appliance.errors import Conflict, Invalid, NotFound
 from appliance.models import Environment, MemberRole, Membership, Organization, Role, User
 from appliance.models.db import PreparedLookup, write_transaction
-from appliance.services import api_keys
+from appliance.services import api_keys, keys
 from appliance.services.context import ServiceContext
 
 EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,255}$")
@@ -71,6 +71,7 @@ def create_organization(
     slug = slugify(name)
     email = check_email(admin_email)
     roles = ensure_roles()
+    private_key = keys.new_private_key(ctx)
     with write_transaction():
         if Organization.select().where(Organization.name == slug).exists():
             raise Conflict(f"organization already exists: {slug}")
@@ -92,6 +93,7 @@ def create_organization(
             is_default=True,
             created_at=ctx.now(),
         )
+        keys.store_key_pair(ctx, org.id, private_key)
         key = api_keys.create_key(ctx, org.id, user.id, "initial-admin-key")
     return NewOrganization(org, user, key)
 

@@ -6,9 +6,13 @@ from typing import Any
 
 from appliance.models import (
     ApiKey,
+    CloudAccount,
     DeliveryAttempt,
     Environment,
+    EnvironmentProperty,
+    EnvironmentSecret,
     Organization,
+    OrganizationKey,
     Role,
     User,
     Webhook,
@@ -68,8 +72,11 @@ def environment(
     env: Environment,
     users: list[dict[str, Any]] | None = None,
     cloud_account: dict[str, Any] | None = None,
+    cloud_accounts: list[dict[str, Any]] | None = None,
+    associated_items_count: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """The environment record; `users` is omitted where the record is embedded without."""
+    """The environment record; `users` is omitted where the record is embedded without,
+    `cloud_accounts` and `associated_items_count` appear in the describe result only."""
     record: dict[str, Any] = {
         "id": env.id,
         "slug": env.slug,
@@ -84,6 +91,106 @@ def environment(
     }
     if users is not None:
         record["users"] = users
+    if cloud_accounts is not None:
+        record["cloud_accounts"] = cloud_accounts
+    if associated_items_count is not None:
+        record["associated_items_count"] = associated_items_count
+    return record
+
+
+CLOUD_CONFIG_KEYS = (
+    "service_account_email",
+    "scopes",
+    "cluster_name",
+    "service_account_namespace",
+    "service_account_name",
+    "cluster_oidc_url",
+)
+
+
+def cloud_account(
+    account: CloudAccount, embedded: bool = False, brief: bool = False
+) -> dict[str, Any]:
+    """The cloud account record; `embedded` (in an environment or task) adds `is_primary`,
+    `brief` (the props and secrets envelopes) drops `profile`."""
+    record: dict[str, Any] = {
+        "id": account.id,
+        "name": account.name,
+        "provider": account.provider,
+        "slug": account.slug,
+        "is_active": account.is_active,
+        "is_deleted": account.is_deleted,
+        "created": to_iso(account.created_at),
+        "cloud_account": account.account_id,
+        "assume_role_arn": account.assume_role_arn,
+        "external_id": account.external_id,
+        "cloud_config": {
+            **{key: None for key in CLOUD_CONFIG_KEYS},
+            **(account.cloud_config or {}),
+        },
+    }
+    if not brief:
+        record["profile"] = account.profile
+    if embedded and not brief:
+        record["is_primary"] = account.is_primary
+    return record
+
+
+def environment_envelope(env: Environment, account: CloudAccount | None) -> dict[str, Any]:
+    """`environment` of the props and secrets results."""
+    return {
+        "guid": env.id,
+        "slug": env.slug,
+        "cloudAccount": None if account is None else cloud_account(account, brief=True),
+    }
+
+
+def environment_property(prop: EnvironmentProperty) -> dict[str, Any]:
+    return {
+        "id": prop.id,
+        "name": prop.name,
+        "content": prop.content,
+        "is_enforced": prop.is_enforced,
+    }
+
+
+def environment_secret(secret: EnvironmentSecret) -> dict[str, Any]:
+    """Only the secrets endpoints render this: it carries the (encrypted) value."""
+    return {"id": secret.id, "key": secret.key, "value": secret.value}
+
+
+def organization_secret(
+    secret: EnvironmentSecret,
+    env: Environment,
+    account: CloudAccount | None,
+    creator: User | None,
+) -> dict[str, Any]:
+    """An item of the organization-wide secret listing (no value)."""
+    return {
+        "name": secret.key,
+        "environment": {
+            "id": env.id,
+            "slug": env.slug,
+            "name": env.name,
+            "color": env.color,
+            "is_default": env.is_default,
+            "is_active": env.is_active,
+            "created": to_iso(env.created_at),
+            "cloud_account": None if account is None else cloud_account(account, embedded=True),
+        },
+        "created_at": to_iso(secret.created_at),
+        "updated_at": to_iso(secret.updated_at),
+        "created_by": user_summary(creator),
+    }
+
+
+def public_key(key: OrganizationKey, creator: User | None, created: bool = False) -> dict[str, Any]:
+    """`{public_key}`; on creation also `key_identifier`, `created_at`, `created_by`."""
+    record: dict[str, Any] = {"public_key": key.public_key}
+    if created:
+        record["key_identifier"] = key.key_identifier
+        record["created_at"] = to_iso(key.created_at)
+        record["created_by"] = user_summary(creator)
     return record
 
 
