@@ -250,6 +250,10 @@ def test_accepted_format_versions(version: str) -> None:
         ),
         (_plan(output_changes=[]), "plan output_changes must be an object"),
         (
+            {"format_version": "1.0", "values": {"root_module": {}}},
+            "plan is a state (values, no planned_values)",
+        ),
+        (
             _plan(output_changes={"o": {"actions": ["explode"]}}),
             "plan output_changes.o: unsupported actions",
         ),

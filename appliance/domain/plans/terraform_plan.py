@@ -48,6 +48,8 @@ def parse_plan(document: Any) -> ParsedPlan:
             f"got {json_type(document)}"
         )
     check_format_version(document, "plan")
+    if "values" in document and not {"planned_values", "resource_changes"} & document.keys():
+        raise Invalid("plan is a state (values, no planned_values): show a saved plan instead")
     changes = list_field(document, "resource_changes", "plan")
     drift_changes = list_field(document, "resource_drift", "plan")
     drift_after = {}
