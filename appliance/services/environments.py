@@ -203,9 +203,21 @@ def _new_slug(org_id: str, name: str) -> str:
     return unique_slug(base, taken, RESERVED_SLUGS)
 
 
-def _emit(ctx: ServiceContext, event: str, env: Environment, change: str) -> None:
-    data = {"id": env.id, "slug": env.slug, "name": env.name, "change": change}
+def emit_change(
+    ctx: ServiceContext, event: str, env: Environment, change: str, **extra: Any
+) -> None:
+    """An environment event, scoped to the environment, inside the caller's transaction."""
+    data = {"id": env.id, "slug": env.slug, "name": env.name, "change": change, **extra}
     ctx.emit(event, env.organization_id, data, environment_id=env.id)
+
+
+def check_unique(names: list[str], conflict: str) -> None:
+    """A 409 `<conflict>: <name>` for the first name that appears twice."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise Conflict(f"{conflict}: {name}")
+        seen.add(name)
 
 
 def _make_default(env: Environment) -> None:
@@ -250,7 +262,7 @@ def create_environment(ctx: ServiceContext, org_id: str, body: dict[str, Any]) -
         if make_default or not has_default:
             _make_default(env)
             env.save()
-        _emit(ctx, "environment:created", env, "created")
+        emit_change(ctx, "environment:created", env, "created")
     return env
 
 
@@ -266,7 +278,7 @@ def set_active(ctx: ServiceContext, org_id: str, body: dict[str, Any], active: b
         if env.is_active != active:
             env.is_active = active
             env.save()
-            _emit(ctx, "environment:updated", env, "enabled" if active else "disabled")
+            emit_change(ctx, "environment:updated", env, "enabled" if active else "disabled")
     return env
 
 
@@ -279,7 +291,7 @@ def delete_environment(ctx: ServiceContext, org_id: str, id_or_slug: str) -> Env
         env.is_deleted = True
         env.is_active = False
         env.save()
-        _emit(ctx, "environment:deleted", env, "deleted")
+        emit_change(ctx, "environment:deleted", env, "deleted")
     return env
 
 
@@ -292,7 +304,7 @@ def set_default(ctx: ServiceContext, org_id: str, id_or_slug: str) -> Environmen
         if not env.is_default:
             _make_default(env)
             env.save()
-            _emit(ctx, "environment:updated", env, "default")
+            emit_change(ctx, "environment:updated", env, "default")
     return env
 
 
@@ -321,7 +333,7 @@ def edit_environment(
         if user_pks is not None:
             EnvironmentUser.delete().where(EnvironmentUser.environment == env).execute()
             _add_users(env.id, user_pks)
-        _emit(ctx, "environment:updated", env, "edited")
+        emit_change(ctx, "environment:updated", env, "edited")
     return env
 
 
@@ -371,7 +383,7 @@ def clone_environment(
             EnvironmentUser.environment == source
         )
         _add_users(env.id, [row.user_id for row in users])
-        _emit(ctx, "environment:created", env, "cloned")
+        emit_change(ctx, "environment:created", env, "cloned")
     return env
 
 

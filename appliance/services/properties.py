@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from appliance.errors import Conflict, Invalid, NotFound
+from appliance.errors import Invalid, NotFound
 from appliance.models import Environment, EnvironmentProperty
 from appliance.models.db import write_transaction
 from appliance.services import environments, records
@@ -89,16 +89,11 @@ def get_props(org_id: str, id_or_slug: str) -> dict[str, Any]:
 
 
 def _check_unique(props: list[EnvironmentProperty]) -> None:
-    seen: set[str] = set()
-    for prop in props:
-        if prop.name in seen:
-            raise Conflict(f"environment prop already exists: {prop.name}")
-        seen.add(prop.name)
+    environments.check_unique([p.name for p in props], "environment prop already exists")
 
 
 def _changed(ctx: ServiceContext, env: Environment, change: str, names: list[str]) -> None:
-    data = {"id": env.id, "slug": env.slug, "change": change, "props": sorted(names)}
-    ctx.emit("environment:updated", env.organization_id, data, environment_id=env.id)
+    environments.emit_change(ctx, "environment:updated", env, change, props=sorted(names))
 
 
 def create_props(ctx: ServiceContext, org_id: str, id_or_slug: str, body: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from peewee import JOIN
 
 from appliance.domain import secretbox
 from appliance.domain.listing import ListQuery, ListSpec
-from appliance.errors import Conflict, Invalid, NotFound
+from appliance.errors import Invalid, NotFound
 from appliance.models import Environment, EnvironmentSecret, User
 from appliance.models.db import write_transaction
 from appliance.services import environments, keys, records
@@ -124,16 +124,11 @@ def _items(ctx: ServiceContext, org_id: str, body: Any, allow_id: bool) -> list[
 
 
 def _check_unique(rows: list[EnvironmentSecret]) -> None:
-    seen: set[str] = set()
-    for row in rows:
-        if row.key in seen:
-            raise Conflict(f"secret with such key already exists: {row.key}")
-        seen.add(row.key)
+    environments.check_unique([r.key for r in rows], "secret with such key already exists")
 
 
 def _changed(ctx: ServiceContext, env: Environment, change: str, names: list[str]) -> None:
-    data = {"id": env.id, "slug": env.slug, "change": change, "secrets": sorted(names)}
-    ctx.emit("environment:updated", env.organization_id, data, environment_id=env.id)
+    environments.emit_change(ctx, "environment:updated", env, change, secrets=sorted(names))
 
 
 def create_secrets(
