@@ -64,6 +64,7 @@ class Settings:
     operator_token: str = ""
     webhook_allow_list: tuple[str, ...] = ()
     start_workers: bool = True
+    auth_cache_seconds: float = 1.0
     # Secrets (DESIGN.md 6) and cloud account setup (spec 4.10).
     org_key_bits: int = 3072
     setup_cloud_provider: str = "aws"

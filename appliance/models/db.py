@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -12,8 +13,30 @@ from typing import Any
 
 from playhouse.apsw_ext import APSWDatabase, Model, TextField
 
+class _CommitCounter:
+    """Counts commits made by this process, so in-memory caches can tell they are stale."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def hook(self) -> bool:
+        self.value += 1
+        return False  # False lets the commit proceed
+
+
+commits = _CommitCounter()
+
+
+class ApplianceDatabase(APSWDatabase):
+    """APSW with a commit hook on every connection."""
+
+    def _add_conn_hooks(self, conn: Any) -> None:
+        super()._add_conn_hooks(conn)
+        conn.setcommithook(commits.hook)
+
+
 # Deferred: create_app() points it at the data directory (DESIGN.md 2).
-database = APSWDatabase(None)
+database = ApplianceDatabase(None)
 
 _PRAGMAS = (
     ("journal_mode", "wal"),
@@ -86,15 +109,36 @@ class PreparedLookup:
     For hot paths (DESIGN.md 1): Peewee's query builder costs ~10x the statement.
     """
 
-    def __init__(self, model: type[Model], *columns: Any) -> None:
+    def __init__(self, model: type[Model], *columns: Any, remember_seconds: float = 0.0) -> None:
         self.model = model
+        self.remember_seconds = remember_seconds
+        self._remembered: dict[tuple, tuple[int, float, Any]] = {}
         self.fields = list(model._meta.sorted_fields)
         query = model.select(*self.fields).where(*[column == "?" for column in columns])
         self.sql = query.sql()[0]
         self._converters = [(f.name, f.python_value) for f in self.fields]
 
     def first(self, *params: Any) -> Any:
-        """The first matching row as a model instance, or None."""
+        """The first matching row as a model instance, or None.
+
+        With `remember_seconds`, a found row is reused until this process commits anything
+        or the time passes (other processes' changes show within that time).
+        """
+        if self.remember_seconds <= 0:
+            return self._fetch(params)
+        now = time.monotonic()
+        kept = self._remembered.get(params)
+        if kept is not None and kept[0] == commits.value and kept[1] > now:
+            return kept[2]
+        generation = commits.value
+        found = self._fetch(params)
+        if found is not None:
+            if len(self._remembered) > 10_000:
+                self._remembered.clear()
+            self._remembered[params] = (generation, now + self.remember_seconds, found)
+        return found
+
+    def _fetch(self, params: tuple) -> Any:
         row = database.execute_sql(self.sql, params).fetchone()
         if row is None:
             return None

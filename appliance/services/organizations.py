@@ -106,11 +106,16 @@ def bootstrap(ctx: ServiceContext) -> NewOrganization | None:
     return create_organization(ctx, DEFAULT_ORGANIZATION, BOOTSTRAP_EMAIL, "Default")
 
 
-_organization_by_id = PreparedLookup(Organization, Organization.id)
+# Read on most requests; remembered briefly (see PreparedLookup), callers must not mutate it.
+_organization_by_id = PreparedLookup(Organization, Organization.id, remember_seconds=1.0)
 
 
-def get_organization(org_id: str) -> Organization:
-    org = _organization_by_id.first(org_id)
+def get_organization(org_id: str, for_update: bool = False) -> Organization:
+    """The organization; `for_update` reads the row afresh, for a caller that changes it."""
+    if for_update:
+        org = Organization.get_or_none(Organization.id == org_id)
+    else:
+        org = _organization_by_id.first(org_id)
     if org is None:
         raise NotFound(f"organization not found: {org_id}")
     return org
@@ -129,7 +134,7 @@ def update_organization(ctx: ServiceContext, org_id: str, body: dict[str, Any]) 
     if unknown:
         raise Invalid(f"unknown fields: {', '.join(sorted(unknown))}")
     with write_transaction():
-        org = get_organization(org_id)
+        org = get_organization(org_id, for_update=True)
         if "name" in body and body["name"] != org.name:
             raise Invalid("organization name cannot be changed")
         if "display_name" in body:
@@ -156,7 +161,7 @@ def set_trial(ctx: ServiceContext, org_id: str, is_trial: Any) -> bool:
     if not isinstance(is_trial, bool):
         raise Invalid("is_trial must be a boolean")
     with write_transaction():
-        org = get_organization(org_id)
+        org = get_organization(org_id, for_update=True)
         if is_trial and not org.is_trial:
             org.trial_started = ctx.now()
         org.is_trial = is_trial
