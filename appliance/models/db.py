@@ -13,6 +13,7 @@ from typing import Any
 
 from playhouse.apsw_ext import APSWDatabase, Model, TextField
 
+
 class _CommitCounter:
     """Counts commits made by this process, so in-memory caches can tell they are stale."""
 
