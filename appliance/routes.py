@@ -13,6 +13,7 @@ from appliance.http.openapi import OpenApiDocument
 from appliance.resources import (
     api_keys,
     clouds,
+    deployments,
     environments,
     organization,
     packages,
@@ -42,6 +43,8 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/package/validation/customizable", packages.PackageCustomizable),
     ("/api/v1/package/enable", partial(packages.PackageEnablement, enabled=True)),
     ("/api/v1/package/disable", partial(packages.PackageEnablement, enabled=False)),
+    ("/api/v1/package/install", deployments.PackageInstall),
+    ("/api/v1/package/uninstall", deployments.PackageUninstall),
     ("/api/v1/package/{first}/{rest:path}", packages.PackageDownload),
     ("/api/v1/packages", packages.PackageList),
     ("/api/v1/package-changes", packages.PackageChanges),
@@ -83,6 +86,8 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/cloud/provider/{provider}/account/{account_id}", clouds.CloudByProvider),
     ("/api/v1/cloud/{id_or_slug}/token/rotate", clouds.CloudTokenRotate),
     ("/api/v1/clouds", clouds.CloudList),
+    # 4.7 Deployments
+    ("/api/v1/deployment/create", deployments.DeploymentCreate),
     # 4.10 Setup
     ("/api/v1/setup/preflight", clouds.SetupPreflight),
     ("/api/v1/vendor/setup", clouds.VendorSetup),

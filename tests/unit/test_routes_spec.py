@@ -16,10 +16,7 @@ PARAM = re.compile(r"\{[^}]+\}")
 
 PENDING = {
     # 4.2 Packages: install/uninstall (issue 5)
-    "POST /api/v1/package/install",
-    "POST /api/v1/package/uninstall",
     # 4.7 Deployments and 4.8 tasks (issue 5)
-    "POST /api/v1/deployment/create",
     "GET /api/v1/deployment/{}",
     "GET /api/v1/deployment/{}/props",
     "GET /api/v1/deployment/{}/image",
