@@ -17,6 +17,7 @@ from appliance.resources import (
     environments,
     organization,
     packages,
+    tasks,
     users,
     webhooks,
 )
@@ -88,6 +89,16 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/clouds", clouds.CloudList),
     # 4.7 Deployments
     ("/api/v1/deployment/create", deployments.DeploymentCreate),
+    ("/api/v1/deployments/{deployment_id}/logs", tasks.DeploymentLogs),
+    ("/api/v1/deployment/{deployment_id}/approve", deployments.DeploymentApprove),
+    ("/api/v1/deployments/approve", deployments.DeploymentsApprove),
+    ("/api/v1/deployments/cancel", deployments.DeploymentsCancel),  # extension
+    # 4.8 Tasks (runtime)
+    ("/api/v1/tasks", tasks.PendingTasks),
+    ("/api/v1/task/{task_id}", tasks.TaskRecord),
+    ("/api/v1/task/{task_id}/status", tasks.TaskStatus),
+    ("/api/v1/task/{task_id}/deployments", tasks.TaskDeployments),
+    ("/api/v1/task/{task_id}/deployments/{deployment_id}", tasks.TaskDeploymentReport),  # extension
     # 4.10 Setup
     ("/api/v1/setup/preflight", clouds.SetupPreflight),
     ("/api/v1/vendor/setup", clouds.VendorSetup),

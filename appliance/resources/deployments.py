@@ -7,9 +7,10 @@ from typing import Any
 import falcon
 
 from appliance.http.auth import principal, require
-from appliance.http.params import read_object
+from appliance.http.params import read_json, read_object
 from appliance.services import deployments
 from appliance.services.container import Services
+from appliance.services.deployments import actions
 
 
 class _Resource:
@@ -47,5 +48,33 @@ class DeploymentCreate(_Resource):
         """Create a deployment or a new activity of one: `{deployment, activity_id, task}`."""
         who = principal(req)
         resp.media = deployments.create(
+            self.ctx, who.organization_id, who.user_pk, read_object(req)
+        )
+
+
+class DeploymentApprove(_Resource):
+    @require("update:deployment")
+    def on_post(self, req: falcon.Request, resp: falcon.Response, deployment_id: str) -> None:
+        """Approve the plan of one deployment: the approval result."""
+        who = principal(req)
+        resp.media = actions.approve(self.ctx, who.organization_id, who.user_pk, deployment_id)
+
+
+class DeploymentsApprove(_Resource):
+    @require("update:deployment")
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Approve several deployments (all or none): a list of approval results."""
+        who = principal(req)
+        resp.media = actions.approve_many(
+            self.ctx, who.organization_id, who.user_pk, read_json(req)
+        )
+
+
+class DeploymentsCancel(_Resource):
+    @require("update:deployment")
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        """Cancel several deployments (extension; all or none): a list of results."""
+        who = principal(req)
+        resp.media = actions.cancel_many(
             self.ctx, who.organization_id, who.user_pk, read_object(req)
         )

@@ -20,7 +20,6 @@ PENDING = {
     "GET /api/v1/deployment/{}",
     "GET /api/v1/deployment/{}/props",
     "GET /api/v1/deployment/{}/image",
-    "POST /api/v1/deployment/{}/approve",
     "GET /api/v1/deployment/{}/plan",
     "POST /api/v1/deployment/plan",
     "GET /api/v1/deployment/{}/state",
@@ -31,15 +30,7 @@ PENDING = {
     "GET /api/v1/deployments/filters",
     "GET /api/v1/deployments/outputs",
     "POST /api/v1/deployments/plans",
-    "GET /api/v1/deployments/{}/logs",
-    "POST /api/v1/deployments/{}/logs",
-    "POST /api/v1/deployments/approve",
-    "GET /api/v1/task/{}",
     "DELETE /api/v1/task/{}",
-    "GET /api/v1/task/{}/status",
-    "POST /api/v1/task/{}/status",
-    "POST /api/v1/task/{}/deployments",
-    "GET /api/v1/tasks",
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",
@@ -56,6 +47,8 @@ EXTENSIONS = {
     "GET /api/v1/webhook/{}/deliveries",
     "POST /api/v1/webhook/{}/deliveries/{}/redeliver",
     "POST /api/v1/webhook/{}/test",
+    "PUT /api/v1/task/{}/deployments/{}",
+    "POST /api/v1/deployments/cancel",
 }
 
 
