@@ -9,7 +9,7 @@ import falcon
 from appliance.http.auth import principal, require, require_runtime, require_user_or_runtime
 from appliance.http.params import read_json, read_object, switch
 from appliance.services.container import Services
-from appliance.services.deployments import logs, runtime
+from appliance.services.deployments import actions, logs, runtime
 
 
 class _Resource:
@@ -33,6 +33,11 @@ class TaskRecord(_Resource):
     def on_get(self, req: falcon.Request, resp: falcon.Response, task_id: str) -> None:
         """The task with its deployments in dependency order, resolved props and secrets."""
         resp.media = runtime.task_detail(self.ctx, principal(req).organization_id, task_id)
+
+    @require("delete:deployment")
+    def on_delete(self, req: falcon.Request, resp: falcon.Response, task_id: str) -> None:
+        """Delete the task and its deployments: `{task, deployments}`."""
+        resp.media = actions.delete_task(principal(req).organization_id, task_id)
 
 
 class TaskStatus(_Resource):

@@ -17,20 +17,7 @@ PARAM = re.compile(r"\{[^}]+\}")
 PENDING = {
     # 4.2 Packages: install/uninstall (issue 5)
     # 4.7 Deployments and 4.8 tasks (issue 5)
-    "GET /api/v1/deployment/{}",
-    "GET /api/v1/deployment/{}/props",
     "GET /api/v1/deployment/{}/image",
-    "GET /api/v1/deployment/{}/plan",
-    "POST /api/v1/deployment/plan",
-    "GET /api/v1/deployment/{}/state",
-    "PUT /api/v1/deployment/outputs/{}/set-alias",
-    "GET /api/v1/deployment/{}/outputs",
-    "GET /api/v1/deployment/{}/manifest",
-    "GET /api/v1/deployments",
-    "GET /api/v1/deployments/filters",
-    "GET /api/v1/deployments/outputs",
-    "POST /api/v1/deployments/plans",
-    "DELETE /api/v1/task/{}",
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",

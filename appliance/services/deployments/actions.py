@@ -14,6 +14,7 @@ from appliance.services.deployments import records
 from appliance.services.deployments.common import (
     BLUEPRINT,
     get_activity,
+    get_task,
     move_activity,
     refresh_derived,
     task_activities,
@@ -104,3 +105,38 @@ def cancel_many(
 ) -> list[dict[str, Any]]:
     """POST /deployments/cancel (extension): `{deployments: [id]}`, all or none."""
     return _apply(ctx, org_id, _ids(body, "deployments"), Stage.CANCELED, user_pk)
+
+
+def delete_task(org_id: str, task_id: str) -> dict[str, Any]:
+    """DELETE /task/{id}: the task and its deployments; the slug's previous activity is latest."""
+    with write_transaction():
+        task = get_task(org_id, task_id)
+        if task.stage in (Stage.PLANNING, Stage.INSTALLING):
+            raise Conflict(f"task is {task.stage}: a runtime holds it; cancel or wait")
+        ids = [row.id for row in task_activities(task)]
+        was_latest = (
+            Deployment.select()
+            .where(
+                Deployment.task == task.id,
+                Deployment.is_latest == True,  # noqa: E712
+            )
+            .exists()
+        )
+        task.delete_instance()  # cascades to deployments, outputs and logs
+        if was_latest:
+            previous = (
+                Deployment.select(Deployment.task)
+                .where(
+                    Deployment.organization == org_id,
+                    Deployment.environment == task.environment_id,
+                    Deployment.root_slug == task.slug,
+                    Deployment.parent.is_null(),
+                )
+                .order_by(Deployment.created_at.desc())
+                .first()
+            )
+            if previous is not None:
+                Deployment.update(is_latest=True).where(
+                    Deployment.task == previous.task_id
+                ).execute()
+    return {"task": task_id, "deployments": ids}

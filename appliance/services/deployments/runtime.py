@@ -144,7 +144,7 @@ def _package(ctx: ServiceContext, row: Deployment, version: PackageVersion | Non
     }
 
 
-def _previous_state(row: Deployment) -> str | None:
+def previous_state(row: Deployment) -> str | None:
     """The newest state of the activity's lineage (same slug, environment and alias)."""
     found = (
         Deployment.select(Deployment.state_sha256)
@@ -177,7 +177,7 @@ def task_detail(ctx: ServiceContext, org_id: str, task_id: str) -> dict[str, Any
     task_secrets = secrets.secrets_for_task(ctx, org_id, task.environment_id)
     items = []
     for row in activities:
-        state = row.state_sha256 or _previous_state(row)
+        state = row.state_sha256 or previous_state(row)
         items.append(
             {
                 "guid": row.id,
