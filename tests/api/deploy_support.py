@@ -80,3 +80,33 @@ def install(world: World, caller: Caller, **body: Any) -> Any:
 
 def plan_document(path: Any) -> Any:
     return json.loads(path.read_text())
+
+
+def run_to_completion(world: World, headers: dict[str, str], created: dict[str, str]) -> None:
+    """Plan (real fixture plans), approve and apply a stack install in-process."""
+    task_id = created["task"]
+    plans = {"net": NET_PLAN, "app": APP_PLAN}
+    token = world.get("/api/v1/tasks", headers=headers).json[0]["token"]
+    body = {"status": "planning", "token": token}
+    assert (
+        world.post(f"/api/v1/task/{task_id}/status", headers=headers, json=body).status_code == 200
+    )
+    detail = world.get(f"/api/v1/task/{task_id}", headers=headers).json
+    artifacts = [d for d in detail["deployments"] if d["type"] == "artifact"]
+    for dep in artifacts:
+        report = {"plan": plan_document(plans[dep["alias"]])}
+        world.put(f"/api/v1/task/{task_id}/deployments/{dep['guid']}", headers=headers, json=report)
+    world.post(f"/api/v1/deployment/{created['deployment']}/approve", world.admin)
+    token = world.get("/api/v1/tasks", headers=headers).json[0]["token"]
+    body = {"status": "installing", "token": token}
+    assert (
+        world.post(f"/api/v1/task/{task_id}/status", headers=headers, json=body).status_code == 200
+    )
+    outputs = {
+        "net": [{"key": "vpc_id", "type": "string", "value": "vpc-1", "is_sensitive": False}],
+        "app": [{"key": "password", "type": "string", "value": "hunter2", "is_sensitive": True}],
+    }
+    for dep in artifacts:
+        report = {"stage": "completed", "outputs": outputs[dep["alias"]]}
+        url = f"/api/v1/task/{task_id}/deployments/{dep['guid']}"
+        assert world.put(url, headers=headers, json=report).status_code == 200
