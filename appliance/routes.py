@@ -95,6 +95,7 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/deployment/{deployment_id}/plan", deployments.DeploymentPlan),
     ("/api/v1/deployment/{deployment_id}/state", deployments.DeploymentState),
     ("/api/v1/deployment/{deployment_id}/manifest", deployments.DeploymentManifest),
+    ("/api/v1/deployment/{deployment_id}/image", deployments.DeploymentImage),
     ("/api/v1/deployment/{deployment_id}/outputs", deployments.DeploymentOutputs),
     ("/api/v1/deployment/outputs/{output_id}/set-alias", deployments.OutputAlias),
     ("/api/v1/deployments", deployments.DeploymentList),

@@ -212,3 +212,13 @@ def _plan_upload(req: falcon.Request, limit: int) -> tuple[str | None, bytes]:
     except falcon.MediaMalformedError as exc:
         raise Invalid(f"malformed multipart body: {exc.description or exc.title}") from None
     raise Invalid("form field plan_file is required")
+
+
+class DeploymentImage(_Resource):
+    @require("read:deployment")
+    def on_get(self, req: falcon.Request, resp: falcon.Response, deployment_id: str) -> None:
+        """The deployment tree drawn as a PNG."""
+        resp.data = queries.image(
+            principal(req).organization_id, deployment_id, req.get_param("format")
+        )
+        resp.content_type = "image/png"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
+from PIL import Image
 from urllib3 import encode_multipart_formdata
 
 from appliance.models import Deployment, DeploymentOutput, Task
@@ -209,3 +211,29 @@ def test_approve_many(world: World, done) -> None:
     assert_error(
         world.post("/api/v1/deployments/approve", viewer, json=["x"]), 403, "update:deployment"
     )
+
+
+def test_image_png(world: World, done) -> None:
+    result = world.get(f"/api/v1/deployment/{done['deployment']}/image", world.admin)
+    assert result.status_code == 200
+    assert result.headers["content-type"] == "image/png"
+    image = Image.open(io.BytesIO(result.content))
+    assert image.format == "PNG" and image.size[0] >= 2 * 220  # two children side by side
+    # The completed stage colour is drawn.
+    assert (0x66, 0xBB, 0x6A) in {colour for _, colour in image.getcolors(100000)}
+    assert_error(
+        world.get(f"/api/v1/deployment/{done['deployment']}/image?format=svg", world.admin), 400
+    )
+    assert_error(
+        world.get(f"/api/v1/deployment/{done['deployment']}/image", world.new_org("o")), 404
+    )
+
+
+def test_counts_in_environment_and_package_list(world: World, done) -> None:
+    env = world.get("/api/v1/environment/default", world.admin).json
+    assert env["associated_items_count"]["live_deployments"] == 1
+    listed = world.get("/api/v1/packages?limit=100", world.admin).json["packages"]
+    counts = {p["name"]: p["deployments"] for p in listed}
+    assert counts == {"stack": 1, "net": 1, "app": 1}
+    undeployed = world.get("/api/v1/packages?all=false", world.admin).json
+    assert undeployed["packages"] == [] and undeployed["total"] == 0

@@ -17,7 +17,6 @@ PARAM = re.compile(r"\{[^}]+\}")
 PENDING = {
     # 4.2 Packages: install/uninstall (issue 5)
     # 4.7 Deployments and 4.8 tasks (issue 5)
-    "GET /api/v1/deployment/{}/image",
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",

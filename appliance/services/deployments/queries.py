@@ -17,6 +17,7 @@ from appliance.domain.plans import (
     render_plans_markdown,
 )
 from appliance.domain.stages import STAGES, Stage
+from appliance.domain.tree_image import TreeNode, render_tree_png
 from appliance.errors import Invalid, NotFound
 from appliance.models import (
     Deployment,
@@ -408,3 +409,26 @@ def parse_uploaded_plan(filename: str | None, raw: bytes) -> dict[str, Any]:
     """POST /deployment/plan: an uploaded Terraform JSON plan parsed, not stored."""
     parsed = parse_plan(raw)
     return {"name": filename, "deployment": None, "parsed": {"data": parsed.parsed()["data"]}}
+
+
+def image(org_id: str, deployment_id: str, fmt: str | None) -> bytes:
+    """GET /deployment/{id}/image: the activity's tree as a PNG."""
+    if fmt not in (None, "", "png"):
+        raise Invalid("format must be png")
+    row = get_activity(org_id, deployment_id)
+    children = _tree([row])
+    nodes, queue = [], [row]
+    while queue:
+        current = queue.pop(0)
+        nodes.append(
+            TreeNode(
+                current.id,
+                current.name,
+                current.version,
+                current.stage,
+                current.parent_id if current.id != row.id else None,
+                tuple(current.depend or ()),
+            )
+        )
+        queue.extend(children.get(current.id, []))
+    return render_tree_png(nodes)
