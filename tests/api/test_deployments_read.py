@@ -11,7 +11,7 @@ from urllib3 import encode_multipart_formdata
 
 from appliance.models import Deployment, DeploymentOutput, Task
 from tests.api.deploy_support import NET_PLAN, install, run_to_completion, stack
-from tests.api.envhelpers import roleless
+from tests.api.envhelpers import roleless, seal
 from tests.conftest import World, assert_error
 
 DEPLOYMENT_FIELDS = {
@@ -237,3 +237,27 @@ def test_counts_in_environment_and_package_list(world: World, done) -> None:
     assert counts == {"stack": 1, "net": 1, "app": 1}
     undeployed = world.get("/api/v1/packages?all=false", world.admin).json
     assert undeployed["packages"] == [] and undeployed["total"] == 0
+
+
+def test_slug_references_and_secrets_in_task_detail(world: World, done) -> None:
+    headers = {"Authorization": "Basic {}:{}".format(*world.runtime(world.admin))}
+    sealed = seal(world, world.admin, "s3cr3t")
+    url = "/api/v1/environment/default/settings/secrets"
+    stored = world.post(url, world.admin, json=[{"key": "db_password", "value": sealed}])
+    assert stored.status_code == 200, stored.text
+    created = install(world, world.admin, package="net", props={"cidr": "$web.app_vpc"}).json
+    detail = world.get(f"/api/v1/task/{created['task']}", headers=headers).json
+    assert detail["deployments"][0]["props"]["cidr"] == "vpc-1"
+    assert detail["props"]["cidr"] == "vpc-1"
+    assert detail["secrets"] == {"db_password": "s3cr3t"}
+    # Another organization's runtime reaches none of it.
+    foreign = {"Authorization": "Basic {}:{}".format(*world.runtime(world.new_org("o")))}
+    task_id, dep = created["task"], created["deployment"]
+    assert_error(world.get(f"/api/v1/task/{task_id}", headers=foreign), 404)
+    claim = {"status": "planning", "token": "x"}
+    assert_error(world.post(f"/api/v1/task/{task_id}/status", headers=foreign, json=claim), 404)
+    report = {"stage": "planned"}
+    put = world.put(f"/api/v1/task/{task_id}/deployments/{dep}", headers=foreign, json=report)
+    assert_error(put, 404)
+    logs = world.post(f"/api/v1/deployments/{dep}/logs", headers=foreign, json={"logs": "x"})
+    assert_error(logs, 404)

@@ -161,6 +161,25 @@ def previous_state(row: Deployment) -> str | None:
     return None if found is None else found.state_sha256
 
 
+def lineage_states(row: Deployment) -> dict[str | None, str]:
+    """Alias -> newest state of a slug's lineage, in one query (None is the top level)."""
+    found: dict[str | None, str] = {}
+    query = (
+        Deployment.select(Deployment.alias, Deployment.state_sha256)
+        .where(
+            Deployment.organization == row.organization_id,
+            Deployment.environment == row.environment_id,
+            Deployment.root_slug == row.root_slug,
+            Deployment.state_sha256.is_null(False),
+        )
+        .order_by(Deployment.created_at.desc())
+        .tuples()
+    )
+    for alias, sha in query:
+        found.setdefault(alias, sha)
+    return found
+
+
 def task_detail(ctx: ServiceContext, org_id: str, task_id: str) -> dict[str, Any]:
     """GET /task/{id}: the task, its deployments in dependency order, props and secrets."""
     task = get_task(org_id, task_id)
@@ -173,11 +192,12 @@ def task_detail(ctx: ServiceContext, org_id: str, task_id: str) -> dict[str, Any
         )
     }
     props = resolved_props(org_id, activities)
+    lineage = lineage_states(activities[0]) if activities else {}
     env = environments.resolve(org_id, task.environment_id)
     task_secrets = secrets.secrets_for_task(ctx, org_id, task.environment_id)
     items = []
     for row in activities:
-        state = row.state_sha256 or previous_state(row)
+        state = row.state_sha256 or lineage.get(row.alias)
         items.append(
             {
                 "guid": row.id,
