@@ -10,8 +10,16 @@ from PIL import Image
 from urllib3 import encode_multipart_formdata
 
 from appliance.models import Deployment, DeploymentOutput, Task
-from tests.api.deploy_support import NET_PLAN, install, run_to_completion, stack
+from tests.api.deploy_support import (
+    NET_PLAN,
+    install,
+    publish_and_enable,
+    run_to_completion,
+    stack,
+    zip_files,
+)
 from tests.api.envhelpers import roleless, seal
+from tests.api.packages_support import FIXTURES
 from tests.conftest import World, assert_error
 
 DEPLOYMENT_FIELDS = {
@@ -261,3 +269,41 @@ def test_slug_references_and_secrets_in_task_detail(world: World, done) -> None:
     assert_error(put, 404)
     logs = world.post(f"/api/v1/deployments/{dep}/logs", headers=foreign, json={"logs": "x"})
     assert_error(logs, 404)
+
+
+def test_reported_state_is_served_and_handed_to_the_next_activity(world: World) -> None:
+    state_path = (
+        FIXTURES / "terraform/state-json/hashicorp__terraform-json/110_sensitive_values.state.json"
+    )
+    manifest = {"name": "net", "version": "1.0.0", "native": {"type": "terraform"}}
+    publish_and_enable(world, world.admin, manifest, zip_files({"main.tf": b"\n"}))
+    headers = {"Authorization": "Basic {}:{}".format(*world.runtime(world.admin))}
+    first = install(world, world.admin, package="net", slug="n", force=True).json
+    token = world.get("/api/v1/tasks", headers=headers).json[0]["token"]
+    world.post(
+        f"/api/v1/task/{first['task']}/status",
+        headers=headers,
+        json={"status": "planning", "token": token},
+    )
+    url = f"/api/v1/task/{first['task']}/deployments/{first['deployment']}"
+    world.put(url, headers=headers, json={"plan": json.loads(NET_PLAN.read_text())})
+    token = world.get("/api/v1/tasks", headers=headers).json[0]["token"]
+    world.post(
+        f"/api/v1/task/{first['task']}/status",
+        headers=headers,
+        json={"status": "installing", "token": token},
+    )
+    state = json.loads(state_path.read_text())
+    assert (
+        world.put(url, headers=headers, json={"stage": "completed", "state": state}).status_code
+        == 200
+    )
+    served = world.get(f"/api/v1/deployment/{first['deployment']}/state", world.admin)
+    assert served.status_code == 200 and served.json == state
+    detail = world.get("/api/v1/deployment/n?parse_type=state", world.admin).json
+    assert detail["parsed"]["type"] == "state"
+    assert detail["stateMetadata"]["managed"] + detail["stateMetadata"]["unmanaged"] == 7
+    assert detail["state_file_url"].endswith("/state")
+    second = install(world, world.admin, package="net", deployment="n").json
+    task = world.get(f"/api/v1/task/{second['task']}", headers=headers).json
+    assert task["deployments"][0]["state_file"] is not None
