@@ -43,6 +43,7 @@ class Limits:
     package_upload: int = 512 * MiB
     plan_file: int = 50 * MiB
     log_chunk: int = 1 * MiB
+    log_per_activity: int = 10 * MiB
     rate_per_credential: float = 100.0
     burst_per_credential: int = 500
     failed_auth_rate: float = 20.0
@@ -71,6 +72,9 @@ class Settings:
     setup_role_arn: str = ""
     setup_template_url: str = ""
     setup_stack_name: str = "appliance-access"
+    # Runtime task leases (DESIGN.md 7.3).
+    task_lease_seconds: int = 300
+    task_max_attempts: int = 3
     limits: Limits = field(default_factory=Limits)
     clock: Callable[[], datetime] = utc_now
     new_id: Callable[[], str] = new_uuid

@@ -13,9 +13,11 @@ from appliance.http.openapi import OpenApiDocument
 from appliance.resources import (
     api_keys,
     clouds,
+    deployments,
     environments,
     organization,
     packages,
+    tasks,
     users,
     webhooks,
 )
@@ -42,6 +44,8 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/package/validation/customizable", packages.PackageCustomizable),
     ("/api/v1/package/enable", partial(packages.PackageEnablement, enabled=True)),
     ("/api/v1/package/disable", partial(packages.PackageEnablement, enabled=False)),
+    ("/api/v1/package/install", deployments.PackageInstall),
+    ("/api/v1/package/uninstall", deployments.PackageUninstall),
     ("/api/v1/package/{first}/{rest:path}", packages.PackageDownload),
     ("/api/v1/packages", packages.PackageList),
     ("/api/v1/package-changes", packages.PackageChanges),
@@ -83,6 +87,31 @@ ROUTES: list[tuple[str, Factory]] = [
     ("/api/v1/cloud/provider/{provider}/account/{account_id}", clouds.CloudByProvider),
     ("/api/v1/cloud/{id_or_slug}/token/rotate", clouds.CloudTokenRotate),
     ("/api/v1/clouds", clouds.CloudList),
+    # 4.7 Deployments
+    ("/api/v1/deployment/create", deployments.DeploymentCreate),
+    ("/api/v1/deployment/plan", deployments.PlanParse),
+    ("/api/v1/deployment/{deployment_id}", deployments.DeploymentRecord),
+    ("/api/v1/deployment/{deployment_id}/props", deployments.DeploymentProps),
+    ("/api/v1/deployment/{deployment_id}/plan", deployments.DeploymentPlan),
+    ("/api/v1/deployment/{deployment_id}/state", deployments.DeploymentState),
+    ("/api/v1/deployment/{deployment_id}/manifest", deployments.DeploymentManifest),
+    ("/api/v1/deployment/{deployment_id}/image", deployments.DeploymentImage),
+    ("/api/v1/deployment/{deployment_id}/outputs", deployments.DeploymentOutputs),
+    ("/api/v1/deployment/outputs/{output_id}/set-alias", deployments.OutputAlias),
+    ("/api/v1/deployments", deployments.DeploymentList),
+    ("/api/v1/deployments/filters", deployments.DeploymentFilters),
+    ("/api/v1/deployments/outputs", deployments.OrganizationOutputs),
+    ("/api/v1/deployments/plans", deployments.DeploymentPlans),
+    ("/api/v1/deployments/{deployment_id}/logs", tasks.DeploymentLogs),
+    ("/api/v1/deployment/{deployment_id}/approve", deployments.DeploymentApprove),
+    ("/api/v1/deployments/approve", deployments.DeploymentsApprove),
+    ("/api/v1/deployments/cancel", deployments.DeploymentsCancel),  # extension
+    # 4.8 Tasks (runtime)
+    ("/api/v1/tasks", tasks.PendingTasks),
+    ("/api/v1/task/{task_id}", tasks.TaskRecord),
+    ("/api/v1/task/{task_id}/status", tasks.TaskStatus),
+    ("/api/v1/task/{task_id}/deployments", tasks.TaskDeployments),
+    ("/api/v1/task/{task_id}/deployments/{deployment_id}", tasks.TaskDeploymentReport),  # extension
     # 4.10 Setup
     ("/api/v1/setup/preflight", clouds.SetupPreflight),
     ("/api/v1/vendor/setup", clouds.VendorSetup),

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from appliance.services.context import ServiceContext
 from appliance.services.delivery import DeliveryWorker
+from appliance.services.deployments.runtime import reap
 
 log = logging.getLogger("appliance.workers")
 
@@ -53,3 +54,21 @@ class WebhookDelivery:
     def stop(self) -> None:
         self.loop.stop()
         self.worker.close()
+
+
+class LeaseReaper:
+    """Hands expired task leases back (planning) or fails them (installing), DESIGN.md 7.3."""
+
+    def __init__(self, ctx: ServiceContext, interval: float = 5.0) -> None:
+        self.ctx = ctx
+        self.loop = Loop("lease-reaper", self.run_once, interval)
+
+    def run_once(self) -> int:
+        """One pass: the number of expired leases handled."""
+        return reap(self.ctx)
+
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()

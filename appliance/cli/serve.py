@@ -14,7 +14,7 @@ import waitress
 from appliance.app import build_appliance
 from appliance.config import MiB, Settings
 from appliance.models.db import database
-from appliance.workers import WebhookDelivery
+from appliance.workers import LeaseReaper, WebhookDelivery
 
 INITIAL_KEY_FILE = "initial-admin-key"
 
@@ -60,8 +60,10 @@ def serve(data_dir: Path | None, host: str | None, port: int | None, threads: in
     )
     appliance = build_appliance(settings)
     delivery = WebhookDelivery(appliance.services.ctx) if settings.start_workers else None
-    if delivery is not None:
+    reaper = LeaseReaper(appliance.services.ctx) if settings.start_workers else None
+    if delivery is not None and reaper is not None:
         delivery.start()
+        reaper.start()
     if appliance.bootstrap is not None:
         path = _write_initial_key(settings.data_dir, appliance.bootstrap.api_key)
         click.echo(f"Admin API key (shown once, also in {path}):")
@@ -90,5 +92,7 @@ def serve(data_dir: Path | None, host: str | None, port: int | None, threads: in
         server.close()
         if delivery is not None:
             delivery.stop()
+        if reaper is not None:
+            reaper.stop()
         database.close()
         click.echo("Stopped.", err=True)

@@ -25,17 +25,18 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def read_json(req: falcon.Request, required: bool = True) -> Any:
+def read_json(req: falcon.Request, required: bool = True, max_bytes: int | None = None) -> Any:
     """The JSON body: 413 over the limit before parsing, 400 when malformed or too deep."""
     limits = req.context.services.ctx.settings.limits
+    body_limit = max_bytes or limits.json_body
     media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
     if media_type and media_type not in _JSON_TYPES and not media_type.endswith("+json"):
         raise UnsupportedMediaType(f"expected application/json, got {media_type[:80]}")
-    if req.content_length is not None and req.content_length > limits.json_body:
-        raise PayloadTooLarge(f"JSON body over the limit of {limits.json_body} bytes")
-    raw = req.bounded_stream.read(limits.json_body + 1)
-    if len(raw) > limits.json_body:
-        raise PayloadTooLarge(f"JSON body over the limit of {limits.json_body} bytes")
+    if req.content_length is not None and req.content_length > body_limit:
+        raise PayloadTooLarge(f"JSON body over the limit of {body_limit} bytes")
+    raw = req.bounded_stream.read(body_limit + 1)
+    if len(raw) > body_limit:
+        raise PayloadTooLarge(f"JSON body over the limit of {body_limit} bytes")
     if not raw.strip():
         if required:
             raise Invalid("a JSON body is required")
@@ -51,9 +52,11 @@ def read_json(req: falcon.Request, required: bool = True) -> Any:
     return value
 
 
-def read_object(req: falcon.Request, required: bool = True) -> dict[str, Any]:
+def read_object(
+    req: falcon.Request, required: bool = True, max_bytes: int | None = None
+) -> dict[str, Any]:
     """A JSON body that must be an object (empty object when optional and absent)."""
-    value = read_json(req, required=required)
+    value = read_json(req, required=required, max_bytes=max_bytes)
     if value is None:
         return {}
     if not isinstance(value, dict):

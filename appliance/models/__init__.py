@@ -3,6 +3,7 @@
 from appliance.models.clouds import CloudAccount
 from appliance.models.credentials import ApiKey, RuntimeCredential, SessionToken
 from appliance.models.db import database
+from appliance.models.deployments import Deployment, DeploymentLog, DeploymentOutput, Task
 from appliance.models.environments import (
     Environment,
     EnvironmentProperty,
@@ -32,6 +33,9 @@ from appliance.models.webhooks import DeliveryAttempt, OutboxCursor, Webhook, We
 __all__ = [
     "ApiKey",
     "DeliveryAttempt",
+    "Deployment",
+    "DeploymentLog",
+    "DeploymentOutput",
     "Enablement",
     "Namespace",
     "Package",
@@ -53,6 +57,7 @@ __all__ = [
     "Role",
     "RuntimeCredential",
     "SessionToken",
+    "Task",
     "User",
     "Webhook",
     "WebhookDelivery",

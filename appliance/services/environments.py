@@ -18,6 +18,7 @@ from appliance.domain.slugs import slugify, unique_slug
 from appliance.errors import Conflict, Invalid, NotFound
 from appliance.models import (
     CloudAccount,
+    Deployment,
     Environment,
     EnvironmentProperty,
     EnvironmentSecret,
@@ -141,8 +142,17 @@ def render(org_id: str, env: Environment, detail: bool = False) -> dict[str, Any
 
 
 def live_deployments(env_id: str) -> int:
-    """Deployments live in the environment; the deployments issue counts them here."""
-    return 0
+    """Deployments of the environment: slugs whose latest activity is not archived."""
+    return (
+        Deployment.select()
+        .where(
+            Deployment.environment == env_id,
+            Deployment.parent.is_null(),
+            Deployment.is_latest == True,  # noqa: E712
+            Deployment.is_archived == False,  # noqa: E712
+        )
+        .count()
+    )
 
 
 # -- validation --------------------------------------------------------------------------

@@ -16,33 +16,7 @@ PARAM = re.compile(r"\{[^}]+\}")
 
 PENDING = {
     # 4.2 Packages: install/uninstall (issue 5)
-    "POST /api/v1/package/install",
-    "POST /api/v1/package/uninstall",
     # 4.7 Deployments and 4.8 tasks (issue 5)
-    "POST /api/v1/deployment/create",
-    "GET /api/v1/deployment/{}",
-    "GET /api/v1/deployment/{}/props",
-    "GET /api/v1/deployment/{}/image",
-    "POST /api/v1/deployment/{}/approve",
-    "GET /api/v1/deployment/{}/plan",
-    "POST /api/v1/deployment/plan",
-    "GET /api/v1/deployment/{}/state",
-    "PUT /api/v1/deployment/outputs/{}/set-alias",
-    "GET /api/v1/deployment/{}/outputs",
-    "GET /api/v1/deployment/{}/manifest",
-    "GET /api/v1/deployments",
-    "GET /api/v1/deployments/filters",
-    "GET /api/v1/deployments/outputs",
-    "POST /api/v1/deployments/plans",
-    "GET /api/v1/deployments/{}/logs",
-    "POST /api/v1/deployments/{}/logs",
-    "POST /api/v1/deployments/approve",
-    "GET /api/v1/task/{}",
-    "DELETE /api/v1/task/{}",
-    "GET /api/v1/task/{}/status",
-    "POST /api/v1/task/{}/status",
-    "POST /api/v1/task/{}/deployments",
-    "GET /api/v1/tasks",
     # 4.9 Rescue (not yet filed)
     "POST /api/v1/rescue/tf/extract",
     "POST /api/v1/rescue",
@@ -59,6 +33,8 @@ EXTENSIONS = {
     "GET /api/v1/webhook/{}/deliveries",
     "POST /api/v1/webhook/{}/deliveries/{}/redeliver",
     "POST /api/v1/webhook/{}/test",
+    "PUT /api/v1/task/{}/deployments/{}",
+    "POST /api/v1/deployments/cancel",
 }
 
 

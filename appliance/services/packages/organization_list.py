@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from peewee import JOIN, Case
+from peewee import JOIN, Case, fn
 
 from appliance.domain.listing import ListQuery, ListSpec
-from appliance.models import Enablement, Package, PackageDownload, PackageVersion
+from appliance.models import Deployment, Enablement, Package, PackageDownload, PackageVersion
 from appliance.services.context import ServiceContext
 from appliance.services.listing import Columns, as_bool, paginate
 from appliance.services.packages import records
@@ -73,17 +73,41 @@ def list_packages(
         query = query.where(PackageVersion.is_latest == True)  # noqa: E712
     if not include_pre_release:
         query = query.where(PackageVersion.is_pre_release == False)  # noqa: E712
-    # Deployments arrive with the deployments issue; until then nothing is deployed,
-    # so include_deployed=False (only not-deployed packages) filters nothing out.
-    del include_deployed
+    if not include_deployed:
+        query = query.where(PackageVersion.id.not_in(_deployed(org_id)))
     total, rows = paginate(query, lq, _COLUMNS)
+    counts = dict(
+        _deployed(org_id, [row.id for row in rows])
+        .select(Deployment.package_version, fn.COUNT(Deployment.id))
+        .group_by(Deployment.package_version)
+        .tuples()
+    )
     base = ctx.settings.public_base_url
     items = [
-        records.list_item(row, _present(row, "enablement"), _present(row, "download"), base)
+        records.list_item(
+            row,
+            _present(row, "enablement"),
+            _present(row, "download"),
+            base,
+            counts.get(row.id, 0),
+        )
         for row in rows
     ]
     published = Package.select().where(Package.organization == org_id).count()
     return {"packages": items, "total": total, "published": published, "drafts": 0}
+
+
+def _deployed(org_id: str, version_ids: list[str] | None = None) -> Any:
+    """Package versions of the organization's live deployments (latest, not archived)."""
+    query = Deployment.select(Deployment.package_version).where(
+        Deployment.organization == org_id,
+        Deployment.is_latest == True,  # noqa: E712
+        Deployment.is_archived == False,  # noqa: E712
+        Deployment.package_version.is_null(False),
+    )
+    if version_ids is not None:
+        query = query.where(Deployment.package_version.in_(version_ids))
+    return query
 
 
 def _present(row: PackageVersion, attr: str) -> Any:
