@@ -6,16 +6,14 @@ from playhouse.apsw_ext import (
     BooleanField,
     CharField,
     ForeignKeyField,
-    Model,
     TextField,
 )
 
+from appliance.migrations import frozen_base
+
 
 def apply(db: Database) -> None:
-    class Frozen(Model):
-        class Meta:
-            database = db
-            legacy_table_names = False
+    Frozen = frozen_base(db)
 
     class Organization(Frozen):
         id = CharField(primary_key=True)

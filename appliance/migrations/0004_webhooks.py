@@ -7,16 +7,14 @@ from playhouse.apsw_ext import (
     CharField,
     ForeignKeyField,
     IntegerField,
-    Model,
     TextField,
 )
 
+from appliance.migrations import frozen_base
+
 
 def apply(db: Database) -> None:
-    class Frozen(Model):
-        class Meta:
-            database = db
-            legacy_table_names = False
+    Frozen = frozen_base(db)
 
     # Existing tables, only as far as the foreign keys need them.
     class Organization(Frozen):

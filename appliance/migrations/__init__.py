@@ -11,10 +11,21 @@ import pkgutil
 import re
 from datetime import UTC, datetime
 
-from peewee import Database
+from peewee import Database, Model
 
 _MODULE = re.compile(r"^(\d{4})_\w+$")
 _HISTORY = "schema_migrations"
+
+
+def frozen_base(db: Database) -> type[Model]:
+    """The base class of a migration's frozen models, bound to `db`."""
+
+    class Frozen(Model):
+        class Meta:
+            database = db
+            legacy_table_names = False
+
+    return Frozen
 
 
 def available() -> list[tuple[int, str]]:
